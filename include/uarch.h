@@ -1,0 +1,111 @@
+/* uarch: CPU-specific fast paths for user space, chosen once at load time.
+ *
+ * One header, plain C (C99 or later, or C++). Link with -luarch (pkg-config
+ * uarch), statically with libuarch.a, or replace the C library's memcpy
+ * family in an unmodified program with LD_PRELOAD=libuarch_preload.so.
+ */
+#ifndef UARCH_H
+#define UARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UARCH_VERSION_MAJOR 0
+#define UARCH_VERSION_MINOR 1
+
+#if defined(__GNUC__)
+#define UARCH_API __attribute__((visibility("default")))
+#else
+#define UARCH_API
+#endif
+
+/* Copies n bytes. Like glibc's on x86-64 it gives memmove's result when the
+ * buffers overlap, because programs rely on that. n == 0 touches no memory. */
+UARCH_API void *uarch_memcpy(void *dst, const void *src, size_t n);
+UARCH_API void *uarch_memmove(void *dst, const void *src, size_t n);
+UARCH_API void *uarch_memset(void *dst, int c, size_t n);
+
+/* Prefetches every cache line of [p, p + len). Never faults, whatever p is. */
+UARCH_API void uarch_prefetch_range(const void *p, size_t len);
+
+/* Waits while *addr == expected. Returns 0 once a different value was seen
+ * or a wake arrived (which may be spurious: re-check your condition),
+ * ETIMEDOUT after timeout_ns (< 0: forever), EINVAL for a NULL or
+ * misaligned addr. */
+UARCH_API int uarch_idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns);
+/* Call after storing a new value to *addr: wakes up to count waiters
+ * (INT_MAX for all). Makes no system call when nobody sleeps. Returns the
+ * number of sleepers woken in the kernel. */
+UARCH_API int uarch_idle_wake(uint32_t *addr, int count);
+
+/* Name of the variant bound to op ("memcpy", "memmove", "memset", "smp_mb",
+ * "prefetch_range", "prefetchw", "idle_wait"); NULL for an unknown op. */
+UARCH_API const char *uarch_impl(const char *op);
+
+/* Barriers, cpu_relax and prefetch are inline assembly, so no compiler flag
+ * (clang's -mno-sse drops __builtin_prefetch) can remove them and no call is
+ * made. The library exports functions of the same names for FFI and dlsym. */
+#if defined(UARCH_BUILDING_LIBRARY) || defined(UARCH_NO_INLINE)
+UARCH_API void uarch_smp_mb(void);
+UARCH_API void uarch_smp_rmb(void);
+UARCH_API void uarch_smp_wmb(void);
+UARCH_API void uarch_cpu_relax(void);
+UARCH_API void uarch_prefetch(const void *p);
+UARCH_API void uarch_prefetchw(const void *p);
+#elif defined(__x86_64__)
+/* A locked RMW is a full barrier, cheaper than mfence (seed 003). It adds 0
+ * to a slot below the 128-byte red zone: never a live spill of the caller,
+ * never the return address the next ret loads (no false dependency). */
+static inline void uarch_smp_mb(void)
+{
+	__asm__ __volatile__("lock; addl $0,-132(%%rsp)" ::: "memory", "cc");
+}
+/* x86 is TSO for ordinary (write-back) memory: loads are not reordered with
+ * loads, stores not with stores. Only the compiler must be stopped. */
+static inline void uarch_smp_rmb(void) { __asm__ __volatile__("" ::: "memory"); }
+static inline void uarch_smp_wmb(void) { __asm__ __volatile__("" ::: "memory"); }
+static inline void uarch_cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
+/* prefetcht0 exists on every x86-64 CPU. */
+static inline void uarch_prefetch(const void *p)
+{
+	__asm__ __volatile__("prefetcht0 %0" :: "m"(*(const char *)p));
+}
+/* Requires PREFETCHW (CPUID 0x80000001 ECX bit 8: every AMD64 CPU and Intel
+ * since Broadwell; older Intel CPUs execute it as a NOP). The exported
+ * uarch_prefetchw is dispatched and falls back to prefetcht0. */
+static inline void uarch_prefetchw(const void *p)
+{
+	__asm__ __volatile__("prefetchw %0" :: "m"(*(const char *)p));
+}
+#elif defined(__aarch64__)
+static inline void uarch_smp_mb(void) { __asm__ __volatile__("dmb ish" ::: "memory"); }
+static inline void uarch_smp_rmb(void) { __asm__ __volatile__("dmb ishld" ::: "memory"); }
+static inline void uarch_smp_wmb(void) { __asm__ __volatile__("dmb ishst" ::: "memory"); }
+/* yield is a hint an SMT core or a hypervisor can act on; on most cores it
+ * is a NOP, which is what a spin loop wants too. */
+static inline void uarch_cpu_relax(void) { __asm__ __volatile__("yield" ::: "memory"); }
+static inline void uarch_prefetch(const void *p)
+{
+	__asm__ __volatile__("prfm pldl1keep, %a0" :: "p"(p));
+}
+static inline void uarch_prefetchw(const void *p)
+{
+	__asm__ __volatile__("prfm pstl1keep, %a0" :: "p"(p));
+}
+#else
+UARCH_API void uarch_smp_mb(void);
+UARCH_API void uarch_smp_rmb(void);
+UARCH_API void uarch_smp_wmb(void);
+UARCH_API void uarch_cpu_relax(void);
+UARCH_API void uarch_prefetch(const void *p);
+UARCH_API void uarch_prefetchw(const void *p);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UARCH_H */

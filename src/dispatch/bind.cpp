@@ -1,0 +1,78 @@
+// The exported uarch_* entry points, each bound once at load time.
+#include <errno.h>
+#include <stdint.h>
+#include "dispatch/bind.h"
+#include "dispatch/state.h"
+#include "idle/idle.h"
+#define UARCH_BUILDING_LIBRARY 1
+#include "uarch.h"
+
+using uarch::op_memcpy;
+using uarch::op_memmove;
+using uarch::op_memset;
+using uarch::op_prefetch_range;
+using uarch::op_prefetchw;
+using uarch::op_smp_mb;
+
+UARCH_BIND(uarch_memcpy, op_memcpy, void *, (void *d, const void *s, size_t n), (d, s, n))
+UARCH_BIND(uarch_memmove, op_memmove, void *, (void *d, const void *s, size_t n), (d, s, n))
+UARCH_BIND(uarch_memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
+UARCH_BIND(uarch_prefetch_range, op_prefetch_range, void, (const void *p, size_t n), (p, n))
+UARCH_BIND(uarch_prefetchw, op_prefetchw, void, (const void *p), (p))
+UARCH_BIND(uarch_smp_mb, op_smp_mb, void, (void), ())
+
+namespace uarch {
+void *bound_memcpy(void *d, const void *s, size_t n) { return ::uarch_memcpy(d, s, n); }
+void *bound_memmove(void *d, const void *s, size_t n) { return ::uarch_memmove(d, s, n); }
+void *bound_memset(void *d, int c, size_t n) { return ::uarch_memset(d, c, n); }
+} // namespace uarch
+
+extern "C" {
+
+// The inline forms in uarch.h, as functions for FFI and dlsym callers.
+#if defined(__x86_64__)
+void uarch_smp_rmb(void) { __asm__ __volatile__("" ::: "memory"); }
+void uarch_smp_wmb(void) { __asm__ __volatile__("" ::: "memory"); }
+void uarch_cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
+void uarch_prefetch(const void *p) { __asm__ __volatile__("prefetcht0 (%0)" :: "r"(p)); }
+#elif defined(__aarch64__)
+void uarch_smp_rmb(void) { __asm__ __volatile__("dmb ishld" ::: "memory"); }
+void uarch_smp_wmb(void) { __asm__ __volatile__("dmb ishst" ::: "memory"); }
+void uarch_cpu_relax(void) { __asm__ __volatile__("yield" ::: "memory"); }
+void uarch_prefetch(const void *p) { __asm__ __volatile__("prfm pldl1keep, [%0]" :: "r"(p)); }
+#else
+void uarch_smp_rmb(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void uarch_smp_wmb(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void uarch_cpu_relax(void) {}
+void uarch_prefetch(const void *p) { __builtin_prefetch(p); }
+#endif
+
+int uarch_idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns)
+{
+	return uarch::idle_wait(addr, expected, timeout_ns, uarch::state().plan.idle);
+}
+
+int uarch_idle_wake(uint32_t *addr, int count)
+{
+	return uarch::idle_wake(addr, count);
+}
+
+static bool same(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+const char *uarch_impl(const char *op)
+{
+	if (!op)
+		return nullptr;
+	const uarch::State &s = uarch::state();
+	for (uint32_t i = 0; i < uarch::op_count; i++)
+		if (same(op, uarch::op_name(i)))
+			return i == uarch::op_idle_wait ? s.idle_name : uarch::impl_name(s.plan.impl[i]);
+	return nullptr;
+}
+
+} // extern "C"

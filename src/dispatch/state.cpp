@@ -1,0 +1,162 @@
+// Builds the process's State once. Runs inside ifunc resolvers, possibly
+// before this object's relocations are applied and before TLS exists
+// (static binaries): raw system calls, hidden statics, no libc, no pointer
+// tables, no stack protector (see meson.build).
+#include "dispatch/state.h"
+#include "dispatch/sys.h"
+#include "arch/params.h"
+
+namespace uarch {
+
+static State g_state;
+static char g_env[Tunables::max_input + 1];
+static int g_ready;   // 0: not built, 1: building, 2: built
+
+namespace {
+
+constexpr uint64_t at_secure = 23, at_hwcap = 16, at_hwcap2 = 26;
+
+struct Aux {
+	bool readable;
+	uint64_t secure, hwcap, hwcap2;
+};
+
+Aux read_auxv()
+{
+	Aux a = {false, 0, 0, 0};
+	long fd = sys::open_read("/proc/self/auxv");
+	if (fd < 0)
+		return a;
+	uint64_t buf[64];
+	bool seen_secure = false;
+	for (;;) {
+		long n = sys::read(fd, buf, sizeof buf);
+		if (n <= 0)
+			break;
+		// The kernel returns whole (type, value) pairs.
+		for (long i = 0; i + 1 < n / 8; i += 2) {
+			if (buf[i] == at_secure) { a.secure = buf[i + 1]; seen_secure = true; }
+			else if (buf[i] == at_hwcap) a.hwcap = buf[i + 1];
+			else if (buf[i] == at_hwcap2) a.hwcap2 = buf[i + 1];
+		}
+	}
+	sys::close(fd);
+	a.readable = seen_secure;
+	return a;
+}
+
+// Copies the value of UARCH_TUNABLES from /proc/self/environ into g_env,
+// streaming, so any environment size works with a fixed buffer. Returns
+// the number of bytes copied, or -1 when there is no such variable.
+long read_tunables_env(bool *readable)
+{
+	static const char name[] = "UARCH_TUNABLES=";
+	constexpr size_t name_len = sizeof name - 1;
+	long fd = sys::open_read("/proc/self/environ");
+	*readable = fd >= 0;
+	if (fd < 0)
+		return -1;
+	char buf[1024];
+	size_t pos = 0;        // position within the current NUL-separated entry
+	bool matching = true;  // the current entry still matches name so far
+	long copied = -1;      // >= 0 once inside our value
+	bool done = false;
+	while (!done) {
+		long n = sys::read(fd, buf, sizeof buf);
+		if (n <= 0)
+			break;
+		for (long i = 0; i < n; i++) {
+			char ch = buf[i];
+			if (copied >= 0) {
+				if (ch == 0) { done = true; break; }
+				if (copied < long(Tunables::max_input))
+					g_env[copied] = ch;
+				copied++;      // counts past the buffer: the parser reports truncation
+				continue;
+			}
+			if (ch == 0) { pos = 0; matching = true; continue; }
+			if (matching && pos < name_len && ch == name[pos]) {
+				if (++pos == name_len)
+					copied = 0;
+			} else {
+				matching = false;
+			}
+		}
+	}
+	sys::close(fd);
+	if (copied < 0)
+		return -1;
+	long kept = copied < long(Tunables::max_input) ? copied : long(Tunables::max_input);
+	g_env[kept] = 0;
+	return copied;
+}
+
+void build(uint64_t hwcap, uint64_t hwcap2)
+{
+	State &s = g_state;
+	Aux aux = read_auxv();
+	if (aux.readable) {
+		hwcap = aux.hwcap;
+		hwcap2 = aux.hwcap2;
+	}
+	// Fail closed: when auxv cannot be read (no /proc, or a set-id process
+	// whose /proc files belong to root), or the ids differ, treat the
+	// process as secure and ignore the environment.
+	bool ids_differ = sys::call6(sys::nr_getuid) != sys::call6(sys::nr_geteuid) ||
+			  sys::call6(sys::nr_getgid) != sys::call6(sys::nr_getegid);
+	s.secure = !aux.readable || aux.secure || ids_differ;
+
+	probe_host(&s.cpu, hwcap, hwcap2);
+
+	long envlen = -1;
+	s.env_readable = false;
+	if (!s.secure)
+		envlen = read_tunables_env(&s.env_readable);
+	// Pass one byte more than kept when the value was longer than the
+	// buffer, so the parser sees and reports the truncation.
+	if (envlen >= 0) {
+		size_t len = size_t(envlen);
+		if (len > Tunables::max_input) {
+			g_env[Tunables::max_input] = 'x';   // non-NUL marker past the end
+			len = Tunables::max_input + 1;
+		}
+		parse_tunables(g_env, len, &s.tunables);
+	} else {
+		parse_tunables(nullptr, 0, &s.tunables);
+	}
+	select_plan(s.cpu, s.tunables, &s.plan);
+
+	// "spin+umwait+futex"
+	size_t k = 0;
+	for (uint32_t i = 0; i < s.plan.idle.nstages; i++) {
+		const char *n = stage_name(s.plan.idle.stages[i]);
+		if (i && k < sizeof s.idle_name - 1)
+			s.idle_name[k++] = '+';
+		while (*n && k < sizeof s.idle_name - 1)
+			s.idle_name[k++] = *n++;
+	}
+	s.idle_name[k] = 0;
+
+	set_arch_params(s.plan);
+}
+
+} // namespace
+
+const State &state(uint64_t hwcap, uint64_t hwcap2)
+{
+	if (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) == 2)
+		return g_state;
+	int expected = 0;
+	if (__atomic_compare_exchange_n(&g_ready, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		build(hwcap, hwcap2);
+		__atomic_store_n(&g_ready, 2, __ATOMIC_RELEASE);
+	} else {
+		// Another thread builds it (function-pointer binding only; ifunc
+		// resolvers run one at a time).
+		while (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) != 2)
+			__asm__ volatile("" ::: "memory");
+	}
+	return g_state;
+}
+
+} // namespace uarch

@@ -1,0 +1,26 @@
+// The bound state of this process: the probed CPU, the tunables read from
+// the environment, and the plan. Built once, before the first binding, by
+// code that is safe inside an ifunc resolver.
+#pragma once
+#include "probe/cpu.h"
+#include "select/plan.h"
+#include "tunables/tunables.h"
+
+namespace uarch {
+
+struct State {
+	Cpu cpu;
+	Tunables tunables;
+	Plan plan;
+	bool secure;             // AT_SECURE (or unknowable): tunables ignored
+	bool env_readable;       // /proc/self/environ could be read
+	char idle_name[48];      // "spin+umwait+futex"
+};
+
+// hwcap/hwcap2: what the loader handed the resolver (arm64); 0 elsewhere.
+const State &state(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
+
+// The function for a variant of an op on this architecture, or nullptr.
+void *impl_fn(Op op, Impl impl) __attribute__((visibility("hidden")));
+
+} // namespace uarch

@@ -1,0 +1,57 @@
+// Raw Linux system calls: usable before the C library (or this library's
+// own GOT) is ready, as in an ifunc resolver. Returns -errno on failure.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+namespace uarch::sys {
+
+#if defined(__x86_64__)
+enum : long { nr_read = 0, nr_close = 3, nr_getuid = 102, nr_getgid = 104, nr_geteuid = 107,
+	      nr_getegid = 108, nr_futex = 202, nr_openat = 257, nr_sched_yield = 24,
+	      nr_clock_gettime = 228 };
+
+static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
+{
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+enum : long { nr_read = 63, nr_close = 57, nr_getuid = 174, nr_getgid = 176, nr_geteuid = 175,
+	      nr_getegid = 177, nr_futex = 98, nr_openat = 56, nr_sched_yield = 124,
+	      nr_clock_gettime = 113 };
+
+static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+}
+#else
+#error "uarch: raw system calls are written for x86-64 and arm64 only"
+#endif
+
+constexpr long at_fdcwd = -100;
+constexpr long o_rdonly_cloexec = 02000000;
+
+static inline long open_read(const char *path) { return call6(nr_openat, at_fdcwd, long(path), o_rdonly_cloexec); }
+static inline long read(long fd, void *buf, size_t n) { return call6(nr_read, fd, long(buf), long(n)); }
+static inline long close(long fd) { return call6(nr_close, fd); }
+
+} // namespace uarch::sys

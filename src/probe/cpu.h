@@ -1,0 +1,84 @@
+// What the CPU is, as plain data. Filled by the probe, read by the policy.
+// Freestanding: no libc, safe inside an ifunc resolver.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+namespace uarch {
+
+enum class Arch : uint8_t { unknown, x86_64, aarch64 };
+enum class Vendor : uint8_t { unknown, intel, amd, hygon, zhaoxin, arm };
+
+// One bit per feature; the order is the order of feature_name().
+enum Feature : uint32_t {
+	// x86-64
+	f_sse2, f_sse3, f_ssse3, f_sse41, f_sse42, f_avx, f_avx2, f_avx512f,
+	f_avx512bw, f_avx512vl, f_bmi2, f_erms, f_fsrm, f_fzlrm, f_fsrs, f_fsrc,
+	f_monitor, f_waitpkg, f_monitorx, f_prefetchw, f_clflushopt,
+	// aarch64
+	f_asimd, f_cpuid, f_atomics, f_sve, f_mops, f_wfxt,
+	f_count
+};
+
+// Lower-case names as uarch-info prints them; nullptr past f_count.
+const char *feature_name(uint32_t f);
+
+// Zen generation, derived from family/model (0 = not Zen).
+enum class Zen : uint8_t { none, zen1, zen2, zen3, zen4, zen5 };
+
+// arm64 cores the policy knows by MIDR.
+enum class Core : uint8_t { other, ampereone, neoverse_n1, neoverse_v1, neoverse_n2, neoverse_v2, a64fx };
+
+struct Cache {
+	uint32_t line;          // bytes, 0 = unknown
+	uint32_t l1d, l2, l3;   // bytes, 0 = unknown
+	uint32_t l3_sharing;    // logical CPUs sharing one L3 (0 = unknown)
+};
+
+struct Cpu {
+	Arch arch;
+	Vendor vendor;
+	char vendor_id[13];     // "GenuineIntel", NUL-terminated
+	uint32_t family, model, stepping;
+	uint64_t features;      // 1 << Feature
+	Cache cache;
+	Zen zen;
+	// arm64
+	uint64_t hwcap, hwcap2;
+	uint64_t midr;          // 0 when HWCAP_CPUID is absent
+	uint32_t implementer, part;
+	Core core;
+
+	bool has(Feature f) const { return (features >> f) & 1; }
+	void set(Feature f) { features |= uint64_t(1) << f; }
+	void clear(Feature f) { features &= ~(uint64_t(1) << f); }
+};
+
+// Zero-fills without calling memset (the compiler may turn a struct
+// initialiser into a call; inside a resolver that call has no target yet).
+void zero(void *p, size_t n);
+
+// ---- x86-64 ---------------------------------------------------------------
+struct CpuidRegs { uint32_t eax, ebx, ecx, edx; };
+// A CPUID source: the instruction itself, or a dump in tests.
+struct CpuidSource {
+	CpuidRegs (*cpuid)(const CpuidSource *self, uint32_t leaf, uint32_t subleaf);
+	uint64_t (*xgetbv0)(const CpuidSource *self);
+};
+void probe_x86(Cpu *out, const CpuidSource *src);
+const CpuidSource *cpuid_hardware();   // the real instruction (x86-64 only)
+Zen zen_generation(Vendor v, uint32_t family, uint32_t model);
+
+// ---- aarch64 --------------------------------------------------------------
+// hwcap/hwcap2 as AT_HWCAP/AT_HWCAP2; midr read only if HWCAP_CPUID.
+void probe_arm(Cpu *out, uint64_t hwcap, uint64_t hwcap2, uint64_t midr, uint64_t ctr_el0);
+void decode_midr(uint64_t midr, uint32_t *implementer, uint32_t *part);
+Core core_from_midr(uint32_t implementer, uint32_t part);
+const char *core_name(Core c);
+const char *vendor_name(Vendor v);
+
+// The CPU this process runs on (probe of the real hardware). arm64 needs
+// hwcap/hwcap2 from the caller (the resolver gets them from the loader).
+void probe_host(Cpu *out, uint64_t hwcap, uint64_t hwcap2);
+
+} // namespace uarch

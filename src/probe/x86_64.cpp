@@ -1,0 +1,176 @@
+// x86-64 probe: raw CPUID and XGETBV, nothing else. Pure given its source,
+// so tests feed it dumps of other CPUs.
+#include "probe/cpu.h"
+
+namespace uarch {
+
+static inline bool bit(uint32_t r, unsigned b) { return (r >> b) & 1; }
+
+Zen zen_generation(Vendor v, uint32_t family, uint32_t model)
+{
+	if (v == Vendor::hygon)
+		return family == 0x18 ? Zen::zen1 : Zen::none;
+	if (v != Vendor::amd)
+		return Zen::none;
+	switch (family) {
+	case 0x17: return model < 0x30 ? Zen::zen1 : Zen::zen2;
+	// Family 19h interleaves: 00-0F Milan, 20-5F client Zen 3,
+	// 10-1F Genoa, 60-AF client Zen 4 and Bergamo.
+	case 0x19: return (model < 0x10 || (model >= 0x20 && model < 0x60)) ? Zen::zen3 : Zen::zen4;
+	case 0x1a: return Zen::zen5;
+	default: return family > 0x1a ? Zen::zen5 : Zen::none;
+	}
+}
+
+// Deterministic cache parameters: leaf 4 (Intel, Zhaoxin) or 0x8000001D
+// (AMD, Hygon), same layout.
+static void caches_from_leaf(Cpu *c, const CpuidSource *src, uint32_t leaf)
+{
+	for (uint32_t i = 0; i < 16; i++) {
+		CpuidRegs r = src->cpuid(src, leaf, i);
+		uint32_t type = r.eax & 0x1f;
+		if (type == 0)
+			break;
+		if (type == 2)            // instruction cache
+			continue;
+		uint32_t level = (r.eax >> 5) & 7;
+		uint32_t line = (r.ebx & 0xfff) + 1;
+		uint32_t size = ((r.ebx >> 22) + 1) * (((r.ebx >> 12) & 0x3ff) + 1) * line * (r.ecx + 1);
+		uint32_t sharing = ((r.eax >> 14) & 0xfff) + 1;
+		if (level == 1) {
+			c->cache.l1d = size;
+			c->cache.line = line;
+		} else if (level == 2) {
+			c->cache.l2 = size;
+		} else if (level == 3) {
+			c->cache.l3 = size;
+			c->cache.l3_sharing = sharing;
+		}
+	}
+}
+
+void probe_x86(Cpu *c, const CpuidSource *src)
+{
+	zero(c, sizeof *c);
+	c->arch = Arch::x86_64;
+
+	CpuidRegs r = src->cpuid(src, 0, 0);
+	uint32_t max_leaf = r.eax;
+	const uint32_t id[3] = {r.ebx, r.edx, r.ecx};
+	for (int i = 0; i < 12; i++)
+		c->vendor_id[i] = char(id[i / 4] >> (8 * (i % 4)));
+	c->vendor_id[12] = 0;
+	// "GenuineIntel", "AuthenticAMD", "HygonGenuine", "CentaurHauls", "  Shanghai  "
+	if (r.ebx == 0x756e6547 && r.edx == 0x49656e69) c->vendor = Vendor::intel;
+	else if (r.ebx == 0x68747541) c->vendor = Vendor::amd;
+	else if (r.ebx == 0x6f677948) c->vendor = Vendor::hygon;
+	else if (r.ebx == 0x746e6543 || r.ebx == 0x68532020) c->vendor = Vendor::zhaoxin;
+
+	if (max_leaf < 1)
+		return;
+	r = src->cpuid(src, 1, 0);
+	uint32_t base_family = (r.eax >> 8) & 0xf;
+	c->family = base_family == 0xf ? base_family + ((r.eax >> 20) & 0xff) : base_family;
+	c->model = (r.eax >> 4) & 0xf;
+	if (base_family == 0x6 || base_family == 0xf)
+		c->model |= ((r.eax >> 16) & 0xf) << 4;
+	c->stepping = r.eax & 0xf;
+	c->cache.line = ((r.ebx >> 8) & 0xff) * 8;   // CLFLUSH line size, overridden by leaf 4
+	if (bit(r.edx, 26)) c->set(f_sse2);
+	if (bit(r.ecx, 0)) c->set(f_sse3);
+	if (bit(r.ecx, 9)) c->set(f_ssse3);
+	if (bit(r.ecx, 19)) c->set(f_sse41);
+	if (bit(r.ecx, 20)) c->set(f_sse42);
+	if (bit(r.ecx, 3)) c->set(f_monitor);
+
+	// AVX state must be enabled by the OS (XCR0), not only present.
+	uint64_t xcr0 = bit(r.ecx, 27) ? src->xgetbv0(src) : 0;   // OSXSAVE
+	bool ymm_ok = (xcr0 & 0x6) == 0x6;
+	bool zmm_ok = ymm_ok && (xcr0 & 0xe0) == 0xe0;
+	if (bit(r.ecx, 28) && ymm_ok) c->set(f_avx);
+
+	if (max_leaf >= 7) {
+		r = src->cpuid(src, 7, 0);
+		uint32_t max_sub = r.eax;
+		if (bit(r.ebx, 5) && c->has(f_avx)) c->set(f_avx2);
+		if (bit(r.ebx, 8)) c->set(f_bmi2);
+		if (bit(r.ebx, 9)) c->set(f_erms);
+		if (bit(r.ebx, 23)) c->set(f_clflushopt);
+		if (zmm_ok) {
+			if (bit(r.ebx, 16)) c->set(f_avx512f);
+			if (bit(r.ebx, 30) && bit(r.ebx, 16)) c->set(f_avx512bw);
+			if (bit(r.ebx, 31) && bit(r.ebx, 16)) c->set(f_avx512vl);
+		}
+		if (bit(r.ecx, 5)) c->set(f_waitpkg);
+		if (bit(r.edx, 4)) c->set(f_fsrm);
+		if (max_sub >= 1) {
+			r = src->cpuid(src, 7, 1);
+			if (bit(r.eax, 10)) c->set(f_fzlrm);
+			if (bit(r.eax, 11)) c->set(f_fsrs);
+			if (bit(r.eax, 12)) c->set(f_fsrc);
+		}
+	}
+
+	r = src->cpuid(src, 0x80000000, 0);
+	uint32_t max_ext = r.eax;
+	bool topoext = false;
+	if (max_ext >= 0x80000001 && max_ext < 0x8000ffff) {
+		r = src->cpuid(src, 0x80000001, 0);
+		if (bit(r.ecx, 29)) c->set(f_monitorx);
+		if (bit(r.ecx, 8)) c->set(f_prefetchw);
+		topoext = bit(r.ecx, 22);
+	}
+
+	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
+		c->zen = zen_generation(c->vendor, c->family, c->model);
+		if (topoext && max_ext >= 0x8000001d) {
+			caches_from_leaf(c, src, 0x8000001d);
+		} else {
+			if (max_ext >= 0x80000005) {
+				r = src->cpuid(src, 0x80000005, 0);
+				c->cache.l1d = (r.ecx >> 24) * 1024;
+				c->cache.line = r.ecx & 0xff;
+			}
+			if (max_ext >= 0x80000006) {
+				r = src->cpuid(src, 0x80000006, 0);
+				c->cache.l2 = (r.ecx >> 16) * 1024;
+				c->cache.l3 = (r.edx >> 18) * 512 * 1024;
+			}
+		}
+	} else if (max_leaf >= 4) {
+		caches_from_leaf(c, src, 4);
+	}
+}
+
+#if defined(__x86_64__)
+static CpuidRegs hw_cpuid(const CpuidSource *, uint32_t leaf, uint32_t sub)
+{
+	CpuidRegs r;
+	__asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(sub));
+	return r;
+}
+
+static uint64_t hw_xgetbv0(const CpuidSource *)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t(hi) << 32) | lo;
+}
+
+// The function pointers are filled at run time, not by a load-time
+// relocation (see cpu.cpp).
+const CpuidSource *cpuid_hardware()
+{
+	static CpuidSource src;
+	src.cpuid = hw_cpuid;
+	src.xgetbv0 = hw_xgetbv0;
+	return &src;
+}
+
+void probe_host(Cpu *out, uint64_t, uint64_t)
+{
+	probe_x86(out, cpuid_hardware());
+}
+#endif
+
+} // namespace uarch

@@ -1,0 +1,328 @@
+// The selection policy: a pure function from (CPU, tunables) to a Plan.
+// No CPUID here, no globals: tests feed it any CPU. Every default carries
+// the source of its number.
+#include "select/plan.h"
+
+namespace uarch {
+
+static const char op_names[op_count][16] = {
+	"memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait",
+};
+static const char impl_names[uint32_t(Impl::count)][12] = {
+	"none", "generic", "baseline", "gpr", "avx2", "avx512", "ampereone", "mops",
+	"lock_add", "mfence", "dmb_ish", "prefetcht0", "prefetchw", "prfm", "policy",
+};
+static const char stage_names[uint32_t(Stage::count)][8] = {
+	"spin", "umwait", "tpause", "mwaitx", "wfe", "wfet", "futex",
+};
+static const char refuse_texts[5][40] = {
+	"", "unknown variant", "variant does not implement this op",
+	"this CPU cannot run it", "unknown or unavailable idle stage",
+};
+
+static bool equal(const char *a, size_t n, const char *z)
+{
+	size_t i = 0;
+	for (; i < n; i++)
+		if (z[i] == 0 || z[i] != a[i])
+			return false;
+	return z[i] == 0;
+}
+
+const char *op_name(uint32_t op) { return op < op_count ? op_names[op] : nullptr; }
+const char *impl_name(Impl i) { return uint32_t(i) < uint32_t(Impl::count) ? impl_names[uint32_t(i)] : "none"; }
+const char *stage_name(Stage s) { return uint32_t(s) < uint32_t(Stage::count) ? stage_names[uint32_t(s)] : "?"; }
+const char *refuse_reason_text(uint8_t r) { return refuse_texts[r < 5 ? r : 0]; }
+
+bool op_from_name(const char *s, size_t len, Op *out)
+{
+	for (uint32_t i = 0; i < op_count; i++)
+		if (equal(s, len, op_names[i])) {
+			*out = Op(i);
+			return true;
+		}
+	return false;
+}
+
+bool impl_from_name(const char *s, size_t len, Impl *out)
+{
+	for (uint32_t i = 1; i < uint32_t(Impl::count); i++)
+		if (equal(s, len, impl_names[i])) {
+			*out = Impl(i);
+			return true;
+		}
+	return false;
+}
+
+bool stage_from_name(const char *s, size_t len, Stage *out)
+{
+	for (uint32_t i = 0; i < uint32_t(Stage::count); i++)
+		if (equal(s, len, stage_names[i])) {
+			*out = Stage(i);
+			return true;
+		}
+	return false;
+}
+
+static bool is_mem(Op op) { return op == op_memcpy || op == op_memmove || op == op_memset; }
+
+bool impl_runs_on(Op op, Impl impl, const Cpu &c)
+{
+	bool x86 = c.arch == Arch::x86_64, arm = c.arch == Arch::aarch64;
+	switch (impl) {
+	case Impl::generic: return is_mem(op) || op == op_prefetch_range || op == op_smp_mb;
+	case Impl::baseline: return is_mem(op) && (x86 ? c.has(f_sse2) : arm);
+	case Impl::gpr: return is_mem(op) && x86;
+	case Impl::avx2: return is_mem(op) && x86 && c.has(f_avx2);
+	case Impl::avx512:
+		return is_mem(op) && x86 && c.has(f_avx512f) && c.has(f_avx512bw) &&
+		       c.has(f_avx512vl) && c.has(f_bmi2);
+	case Impl::ampereone: return op == op_memcpy && arm;
+	case Impl::mops: return is_mem(op) && arm && c.has(f_mops);
+	case Impl::lock_add: case Impl::mfence: return op == op_smp_mb && x86;
+	case Impl::dmb: return op == op_smp_mb && arm;
+	case Impl::prefetcht0: return (op == op_prefetch_range || op == op_prefetchw) && x86;
+	case Impl::prefetchw: return op == op_prefetchw && x86 && c.has(f_prefetchw);
+	case Impl::prfm: return (op == op_prefetch_range || op == op_prefetchw) && arm;
+	case Impl::policy: return op == op_idle_wait;
+	default: return false;
+	}
+}
+
+bool stage_runs_on(Stage s, const Cpu &c)
+{
+	switch (s) {
+	case Stage::spin: case Stage::futex: return true;
+	case Stage::umwait: case Stage::tpause: return c.arch == Arch::x86_64 && c.has(f_waitpkg);
+	case Stage::mwaitx: return c.arch == Arch::x86_64 && c.has(f_monitorx);
+	case Stage::wfe: return c.arch == Arch::aarch64;
+	case Stage::wfet: return c.arch == Arch::aarch64 && c.has(f_wfxt);
+	default: return false;
+	}
+}
+
+// ---- x86-64 defaults --------------------------------------------------------
+
+// Core 2 and older Intel, K8 and older AMD: unaligned 16-byte loads split
+// and are slow (glibc clears Fast_Unaligned_Load for them and sets it from
+// Nehalem and AMD family 10h on), so general registers move data there.
+static bool slow_unaligned_sse(const Cpu &c)
+{
+	if (c.vendor == Vendor::intel)
+		return c.family == 6 && c.model < 0x1a;
+	if (c.vendor == Vendor::amd)
+		return c.family < 0x10;
+	return false;
+}
+
+// Skylake-SP/X (family 6 model 0x55) lowers its clock for zmm work; glibc
+// sets Prefer_No_AVX512 there and so does this policy. Later Intel server
+// and client cores (Ice Lake on) and Zen 4/5 run it without that penalty.
+static bool avx512_downclocks(const Cpu &c)
+{
+	return c.vendor == Vendor::intel && c.family == 6 && c.model == 0x55;
+}
+
+static Impl x86_mem_impl(const Cpu &c)
+{
+	if (impl_runs_on(op_memcpy, Impl::avx512, c) && !avx512_downclocks(c))
+		return Impl::avx512;
+	if (c.has(f_avx2))
+		return Impl::avx2;
+	if (slow_unaligned_sse(c))
+		return Impl::gpr;
+	return Impl::baseline;
+}
+
+static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
+{
+	uint64_t vec = mem == Impl::avx512 ? 64 : mem == Impl::avx2 ? 32 : 16;
+
+	// Non-temporal stores: 3/4 of the L3 this core shares (per CCX on AMD,
+	// where CPUID reports the CCX's L3), as glibc 2.36's dl-cacheinfo.h
+	// derives it; past that the copy would evict the whole cache anyway.
+	uint64_t l3 = c.cache.l3 ? c.cache.l3 : (c.cache.l2 ? uint64_t(c.cache.l2) * 4 : 4u << 20);
+	t->nt_min = l3 / 4 * 3;
+
+	if (c.has(f_erms)) {
+		// glibc 2.36: rep_movsb_threshold = 2048 * (VEC_SIZE / 16), and
+		// 2112 when FSRM makes short rep movsb fast.
+		t->movsb_min = c.has(f_fsrm) ? 2112 : 2048 * (vec / 16);
+		// Stop at the non-temporal threshold; on AMD at the L2 size,
+		// where rep movsb falls behind vector loops (glibc 2.39 uses
+		// the L2 size as rep_movsb_stop_threshold on AMD).
+		t->movsb_max = t->nt_min;
+		if (c.vendor == Vendor::amd && c.cache.l2)
+			t->movsb_max = c.cache.l2;
+		// glibc 2.36 rep_stosb_threshold = 2048. rep stosb has no
+		// direction or aliasing trouble, so it runs to any size.
+		t->stosb_min = 2048;
+		t->stosb_max = ~uint64_t(0);
+	}
+	// Every line: the L1 streamer follows ascending lines anyway, and a
+	// DRAM-bound batch gains most from asking for each line at once.
+	// Intel's L2 spatial prefetcher completes 128-byte pairs, so every
+	// other line is enough there (Intel optimization manual, "Spatial
+	// Prefetcher").
+	uint32_t line = c.cache.line ? c.cache.line : 64;
+	t->prefetch_stride = c.vendor == Vendor::intel ? 2 * line : line;
+}
+
+static void x86_idle(const Cpu &c, IdlePolicy *p)
+{
+	p->nstages = 0;
+	p->stages[p->nstages++] = Stage::spin;
+	if (c.has(f_waitpkg))
+		p->stages[p->nstages++] = Stage::umwait;
+	else if (c.has(f_monitorx))
+		p->stages[p->nstages++] = Stage::mwaitx;
+	p->stages[p->nstages++] = Stage::futex;
+}
+
+// ---- arm64 defaults ---------------------------------------------------------
+
+static void arm_plan(const Cpu &c, Plan *p)
+{
+	Impl mem = c.has(f_mops) ? Impl::mops : Impl::baseline;
+	p->impl[op_memcpy] = c.core == Core::ampereone ? Impl::ampereone : mem;
+	p->impl[op_memmove] = mem;
+	p->impl[op_memset] = mem;
+	p->impl[op_smp_mb] = Impl::dmb;
+	p->impl[op_prefetch_range] = Impl::prfm;
+	p->impl[op_prefetchw] = Impl::prfm;
+	uint32_t line = c.cache.line ? c.cache.line : 64;
+	p->mem.prefetch_stride = line;
+	// Seed 002: prfm pldl2keep 2048 and 2112 bytes ahead of the source,
+	// for copies of at least a 4 KiB page.
+	p->mem.prefetch_distance = 2048;
+	p->mem.movsb_min = 4096;   // AmpereOne copy: where the prefetching loop starts
+	p->idle.nstages = 0;
+	p->idle.stages[p->idle.nstages++] = Stage::spin;
+	p->idle.stages[p->idle.nstages++] = c.has(f_wfxt) ? Stage::wfet : Stage::wfe;
+	p->idle.stages[p->idle.nstages++] = Stage::futex;
+}
+
+// ---- tunables ---------------------------------------------------------------
+
+static void apply_idle_stages(const Tunables &t, const Entry &e, const Cpu &c, Plan *p, uint32_t idx)
+{
+	IdlePolicy ip = p->idle;
+	ip.nstages = 0;
+	const char *v = t.input + e.value_offset;
+	size_t i = 0, n = e.value_length;
+	bool ok = true;
+	while (ok && i < n) {
+		size_t j = i;
+		while (j < n && v[j] != ',')
+			j++;
+		Stage s;
+		ok = stage_from_name(v + i, j - i, &s) && stage_runs_on(s, c) && ip.nstages < 4;
+		if (ok)
+			ip.stages[ip.nstages++] = s;
+		i = j + 1;
+	}
+	// The futex stage must end the list when the wait can be long: without
+	// it a spin or a monitor wait would burn the CPU forever. A list
+	// without futex is allowed only as "spin" alone (a pure spin).
+	if (ok && ip.nstages && ip.stages[ip.nstages - 1] != Stage::futex &&
+	    !(ip.nstages == 1 && ip.stages[0] == Stage::spin))
+		ok = false;
+	if (ok && ip.nstages) {
+		p->idle = ip;
+	} else {
+		p->refused |= 1u << idx;
+		p->refused_reason[idx] = refuse_bad_stage;
+	}
+}
+
+void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
+{
+	zero(p, sizeof *p);
+	Cpu c = cpu_in;
+	c.features &= ~t.mask();   // tunables may only take features away
+
+	p->idle.spin_ns = 20000;
+	p->idle.monitor_ns = 200000;
+	p->idle.umwait_c01 = 1;
+	for (uint32_t i = 0; i < op_count; i++)
+		p->impl[i] = Impl::generic;
+	p->impl[op_idle_wait] = Impl::policy;
+	p->impl[op_prefetchw] = Impl::none;
+
+	if (c.arch == Arch::x86_64) {
+		Impl mem = x86_mem_impl(c);
+		p->impl[op_memcpy] = p->impl[op_memmove] = p->impl[op_memset] = mem;
+		p->impl[op_smp_mb] = Impl::lock_add;
+		p->impl[op_prefetch_range] = Impl::prefetcht0;
+		p->impl[op_prefetchw] = c.has(f_prefetchw) ? Impl::prefetchw : Impl::prefetcht0;
+		x86_thresholds(c, mem, &p->mem);
+		x86_idle(c, &p->idle);
+	} else if (c.arch == Arch::aarch64) {
+		arm_plan(c, p);
+	} else {
+		p->mem.prefetch_stride = 64;
+		p->idle.nstages = 2;
+		p->idle.stages[0] = Stage::spin;
+		p->idle.stages[1] = Stage::futex;
+	}
+
+	Cpu any = c;   // the same architecture with every feature
+	any.features = ~uint64_t(0);
+	for (uint32_t i = 0; i < t.nentries && i < Tunables::max_entries; i++) {
+		const Entry &e = t.entries[i];
+		if (e.verdict != Verdict::applied)
+			continue;
+		Op op;
+		switch (e.key) {
+		case Key::memcpy: op = op_memcpy; goto variant;
+		case Key::memmove: op = op_memmove; goto variant;
+		case Key::memset: op = op_memset; goto variant;
+		case Key::prefetch_range: op = op_prefetch_range; goto variant;
+		case Key::prefetchw: op = op_prefetchw; goto variant;
+		case Key::smp_mb: op = op_smp_mb; goto variant;
+		variant: {
+			Impl impl;
+			uint8_t why = refuse_none;
+			if (!impl_from_name(t.input + e.value_offset, e.value_length, &impl))
+				why = refuse_unknown_variant;
+			else if (!impl_runs_on(op, impl, any))
+				why = refuse_not_for_op;
+			else if (!impl_runs_on(op, impl, c))
+				why = refuse_cpu_lacks;
+			if (why) {
+				p->refused |= 1u << i;
+				p->refused_reason[i] = why;
+			} else {
+				p->impl[op] = impl;
+			}
+			break;
+		}
+		case Key::rep_movsb_threshold: p->mem.movsb_min = e.number; break;
+		case Key::rep_movsb_stop: p->mem.movsb_max = e.number; break;
+		case Key::rep_stosb_threshold: p->mem.stosb_min = e.number; break;
+		case Key::rep_stosb_stop: p->mem.stosb_max = e.number; break;
+		case Key::nt_threshold: p->mem.nt_min = e.number; break;
+		case Key::prefetch_stride:
+			// A stride must be a power of two between 16 and 4096.
+			if (e.number >= 16 && e.number <= 4096 && !(e.number & (e.number - 1)))
+				p->mem.prefetch_stride = uint32_t(e.number);
+			else {
+				p->refused |= 1u << i;
+				p->refused_reason[i] = refuse_cpu_lacks;
+			}
+			break;
+		case Key::idle_spin_ns: p->idle.spin_ns = e.number > 100000000 ? 100000000 : uint32_t(e.number); break;
+		case Key::idle_monitor_ns: p->idle.monitor_ns = e.number > 100000000 ? 100000000 : uint32_t(e.number); break;
+		case Key::idle_c01: p->idle.umwait_c01 = uint8_t(e.number); break;
+		case Key::idle_stages: apply_idle_stages(t, e, c, p, i); break;
+		default: break;
+		}
+	}
+	// rep movsb/stosb need ERMS, whatever a tunable said.
+	if (c.arch == Arch::x86_64 && !c.has(f_erms)) {
+		p->mem.movsb_min = p->mem.movsb_max = 0;
+		p->mem.stosb_min = p->mem.stosb_max = 0;
+	}
+}
+
+} // namespace uarch
