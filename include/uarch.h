@@ -48,7 +48,15 @@ UARCH_API const char *uarch_impl(const char *op);
 
 /* Barriers, cpu_relax and prefetch are inline assembly, so no compiler flag
  * (clang's -mno-sse drops __builtin_prefetch) can remove them and no call is
- * made. The library exports functions of the same names for FFI and dlsym. */
+ * made. The library exports functions of the same names for FFI and dlsym;
+ * define UARCH_NO_INLINE to call those instead.
+ *
+ * uarch_smp_mb: full barrier between ordinary memory accesses (stores
+ *   before it are visible to all CPUs before any load after it).
+ * uarch_smp_rmb / uarch_smp_wmb: loads before loads / stores before stores.
+ * uarch_cpu_relax: the spin-wait hint.
+ * uarch_prefetch / uarch_prefetchw: bring the line of p close for a read /
+ *   a write. Never fault, whatever p is (NULL, unmapped, kernel addresses). */
 #if defined(UARCH_BUILDING_LIBRARY) || defined(UARCH_NO_INLINE)
 UARCH_API void uarch_smp_mb(void);
 UARCH_API void uarch_smp_rmb(void);
@@ -57,37 +65,48 @@ UARCH_API void uarch_cpu_relax(void);
 UARCH_API void uarch_prefetch(const void *p);
 UARCH_API void uarch_prefetchw(const void *p);
 #elif defined(__x86_64__)
-/* A locked RMW is a full barrier, cheaper than mfence (seed 003). It adds 0
- * to a slot below the 128-byte red zone: never a live spill of the caller,
- * never the return address the next ret loads (no false dependency). */
+/* A locked RMW is a full barrier for ordinary memory, cheaper than mfence
+ * (seed 003). It adds 0 to a slot below the 128-byte red zone: never a live
+ * spill of the caller, never the return address the next ret loads (either
+ * would make that load wait for the locked op). rsp is 8-aligned, so the 4
+ * bytes never split a cache line. Unlike mfence it does not order clflush,
+ * non-temporal stores or write-combining memory: use mfence there.
+ * Valgrind's memcheck reports the access as "132 bytes below stack
+ * pointer"; run it with --ignore-range-below-sp=132-129. */
 static inline void uarch_smp_mb(void)
 {
 	__asm__ __volatile__("lock; addl $0,-132(%%rsp)" ::: "memory", "cc");
 }
 /* x86 is TSO for ordinary (write-back) memory: loads are not reordered with
- * loads, stores not with stores. Only the compiler must be stopped. */
+ * older loads, stores not with older stores, so only the compiler must be
+ * stopped. Non-temporal stores are the exception: they need sfence. */
 static inline void uarch_smp_rmb(void) { __asm__ __volatile__("" ::: "memory"); }
 static inline void uarch_smp_wmb(void) { __asm__ __volatile__("" ::: "memory"); }
 static inline void uarch_cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
-/* prefetcht0 exists on every x86-64 CPU. */
+/* prefetcht0 exists on every x86-64 CPU. The "m" operand only names the
+ * address (the compiler may fold an offset into it); nothing is loaded. */
 static inline void uarch_prefetch(const void *p)
 {
 	__asm__ __volatile__("prefetcht0 %0" :: "m"(*(const char *)p));
 }
-/* Requires PREFETCHW (CPUID 0x80000001 ECX bit 8: every AMD64 CPU and Intel
- * since Broadwell; older Intel CPUs execute it as a NOP). The exported
- * uarch_prefetchw is dispatched and falls back to prefetcht0. */
+/* Requires PREFETCHW (CPUID 0x80000001 ECX bit 8): every AMD64 CPU, Intel
+ * since Broadwell. Older Intel CPUs have run the encoding as a NOP, but no
+ * manual promises it; the exported uarch_prefetchw is dispatched and uses
+ * prefetcht0 where the bit is clear. */
 static inline void uarch_prefetchw(const void *p)
 {
 	__asm__ __volatile__("prefetchw %0" :: "m"(*(const char *)p));
 }
 #elif defined(__aarch64__)
+/* Inner-shareable barriers: every CPU that runs this process's threads. */
 static inline void uarch_smp_mb(void) { __asm__ __volatile__("dmb ish" ::: "memory"); }
 static inline void uarch_smp_rmb(void) { __asm__ __volatile__("dmb ishld" ::: "memory"); }
 static inline void uarch_smp_wmb(void) { __asm__ __volatile__("dmb ishst" ::: "memory"); }
 /* yield is a hint an SMT core or a hypervisor can act on; on most cores it
- * is a NOP, which is what a spin loop wants too. */
+ * is a NOP, which is what a spin loop wants too (isb, which stalls longer,
+ * is the alternative; not yet measured). */
 static inline void uarch_cpu_relax(void) { __asm__ __volatile__("yield" ::: "memory"); }
+/* "p" and %a0 print the address as [xN]; nothing is loaded. */
 static inline void uarch_prefetch(const void *p)
 {
 	__asm__ __volatile__("prfm pldl1keep, %a0" :: "p"(p));
