@@ -62,6 +62,7 @@ struct MemThresholds {
 	uint64_t nt_min;                 // non-temporal stores from here (0: never)
 	uint32_t prefetch_stride;        // prefetch_range: bytes between prefetches
 	uint32_t prefetch_distance;      // arm64 AmpereOne copy: prfm distance
+	uint64_t prefetch_copy_min;      // arm64 AmpereOne copy: prefetching loop from here (0: never)
 };
 
 struct Plan {

@@ -195,7 +195,7 @@ static void arm_plan(const Cpu &c, Plan *p)
 	// Seed 002: prfm pldl2keep 2048 and 2112 bytes ahead of the source,
 	// for copies of at least a 4 KiB page.
 	p->mem.prefetch_distance = 2048;
-	p->mem.movsb_min = 4096;   // AmpereOne copy: where the prefetching loop starts
+	p->mem.prefetch_copy_min = 4096;
 	p->idle.nstages = 0;
 	p->idle.stages[p->idle.nstages++] = Stage::spin;
 	p->idle.stages[p->idle.nstages++] = c.has(f_wfxt) ? Stage::wfet : Stage::wfe;

@@ -1,0 +1,53 @@
+// arm64 barriers and prefetches behind the exported names.
+#include "arch/aarch64/sync.h"
+
+// A full barrier between CPUs of the inner shareable domain (every CPU a
+// process can run on): orders all earlier loads and stores before all
+// later ones. The rmb/wmb forms (dmb ishld, dmb ishst) are inline in
+// uarch.h and plain functions in bind.cpp; they are not dispatched.
+void uarch_aarch64_smp_mb_dmb(void)
+{
+	__asm__ __volatile__("dmb ish" ::: "memory");
+}
+
+// log2 of the stride, set by the binder from the plan (the CTR_EL0 line by
+// default, see select.cpp).
+static uint32_t stride_shift = 6;
+
+namespace uarch {
+void set_prefetch_stride(uint32_t stride)
+{
+	uint32_t s = 4;
+	while ((1u << s) < stride && s < 12)
+		s++;
+	stride_shift = s;
+}
+} // namespace uarch
+
+// Prefetches (for reading, into L1) every stride-sized block that
+// [p, p + len) touches. prfm never faults, whatever the address.
+void uarch_aarch64_prefetch_range_prfm(const void *p, size_t len)
+{
+	if (!len)
+		return;
+	uintptr_t mask = (uintptr_t(1) << stride_shift) - 1;
+	uintptr_t a = uintptr_t(p) & ~mask;
+	uintptr_t last = uintptr_t(p) + (len - 1);
+	if (last < uintptr_t(p))          // wrapped: stop at the top of the address space
+		last = ~uintptr_t(0);
+	last &= ~mask;
+	// Invariant: every block below a that meets [p, p + len) is prefetched.
+	for (;;) {
+		__asm__ __volatile__("prfm pldl1keep, [%0]" :: "r"(a));
+		if (a == last)
+			break;
+		a += mask + 1;
+	}
+}
+
+// Prefetch for a store: the line arrives in a unique state, so the store
+// that follows needs no second coherence transaction.
+void uarch_aarch64_prefetchw_prfm(const void *p)
+{
+	__asm__ __volatile__("prfm pstl1keep, [%0]" :: "r"(p));
+}
