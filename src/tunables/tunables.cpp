@@ -205,13 +205,14 @@ void parse_tunables(const char *s, size_t len, Tunables *t)
 				e.verdict = ok ? Verdict::applied : Verdict::bad_value;
 			}
 		}
-		// A later entry for the same key wins; masks accumulate.
+		// A later entry for the same key wins; masks accumulate. An entry
+		// past max_entries is dropped and overrides nothing.
+		if (t->nentries >= Tunables::max_entries)
+			e.verdict = Verdict::too_many;
 		if (e.verdict == Verdict::applied && e.key != Key::mask)
 			for (uint32_t k = 0; k < t->nentries; k++)
 				if (t->entries[k].key == e.key && t->entries[k].verdict == Verdict::applied)
 					t->entries[k].verdict = Verdict::overridden;
-		if (t->nentries >= Tunables::max_entries)
-			e.verdict = Verdict::too_many;
 		record(t, e);
 		if (j >= n)
 			break;

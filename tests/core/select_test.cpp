@@ -1,0 +1,181 @@
+// The policy pinned for real CPUs: what uarch binds on each.
+#include <gtest/gtest.h>
+#include "cpuid_dump.h"
+#include "select/plan.h"
+
+using namespace uarch;
+using uarch::test::probe_dump;
+
+namespace {
+
+Plan plan_for(const Cpu &c, const char *tunables = nullptr)
+{
+	Tunables t;
+	parse_tunables(tunables, tunables ? strlen(tunables) : 0, &t);
+	Plan p;
+	select_plan(c, t, &p);
+	return p;
+}
+
+Plan plan_for(const char *dump, const char *tunables = nullptr)
+{
+	return plan_for(probe_dump(dump), tunables);
+}
+
+Cpu arm(uint64_t midr, uint64_t hwcap2 = 0)
+{
+	Cpu c;
+	probe_arm(&c, (1 << 1) | (1 << 11), hwcap2, midr, 0x8444c004);
+	return c;
+}
+
+struct Pin {
+	const char *dump;
+	Impl mem;
+	bool movsb;      // a rep movsb window exists
+	Stage monitor;   // the idle stage between spin and futex (spin: none)
+};
+
+const Pin pins[] = {
+	{"GenuineIntel00806F8_SapphireRapids_05_CPUID.txt", Impl::avx512, true, Stage::umwait},
+	{"GenuineIntel00606A6_ICX_04_CPUID.txt", Impl::avx512, true, Stage::spin},
+	{"GenuineIntel0050654_SkylakeX_CPUID.txt", Impl::avx2, true, Stage::spin},
+	{"GenuineIntel00306F2_HaswellEP_CPUID.txt", Impl::avx2, true, Stage::spin},
+	{"GenuineIntel00006F6_Conroe_CPUID.txt", Impl::gpr, false, Stage::spin},
+	{"GenuineIntel00506F1_Denverton_CPUID.txt", Impl::baseline, true, Stage::spin},
+	{"GenuineIntel0090661_ElkhartLake_02_CPUID.txt", Impl::baseline, true, Stage::umwait},
+	{"GenuineIntel0090672_AlderLake_02_CPUID.txt", Impl::avx512, true, Stage::umwait},
+	{"GenuineIntel00A06D1_GraniteRapids_03_CPUID.txt", Impl::avx512, true, Stage::umwait},
+	{"GenuineIntel00106A2_Nehalem-EP_CPUID.txt", Impl::baseline, false, Stage::spin},
+	{"AuthenticAMD0020FF0_K8_Venice_CPUID.txt", Impl::gpr, false, Stage::spin},
+	{"AuthenticAMD0800F12_K17_Zen_CPUID.txt", Impl::avx2, false, Stage::mwaitx},
+	{"AuthenticAMD0830F10_K17_Rome_CPUID.txt", Impl::avx2, false, Stage::mwaitx},
+	{"AuthenticAMD0A00F11_K19_Milan_CPUID1.txt", Impl::avx2, true, Stage::mwaitx},
+	{"AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt", Impl::avx512, true, Stage::mwaitx},
+	{"AuthenticAMD0B00F21_K20_Turin_01_CPUID.txt", Impl::avx512, true, Stage::mwaitx},
+	{"HygonGenuine0900F11_Hygon_01_CPUID.txt", Impl::avx2, false, Stage::mwaitx},
+	{"CentaurHauls00307B2_KX6000_01_CPUID.txt", Impl::baseline, false, Stage::spin},
+};
+
+class PinTest : public ::testing::TestWithParam<Pin> {};
+
+TEST_P(PinTest, Selection)
+{
+	const Pin &pin = GetParam();
+	Cpu c = probe_dump(pin.dump);
+	Plan p = plan_for(c);
+	EXPECT_EQ(impl_name(p.impl[op_memcpy]), std::string(impl_name(pin.mem)));
+	EXPECT_EQ(p.impl[op_memmove], pin.mem);
+	EXPECT_EQ(p.impl[op_memset], pin.mem);
+	EXPECT_EQ(p.impl[op_smp_mb], Impl::lock_add);
+	EXPECT_EQ(p.impl[op_prefetch_range], Impl::prefetcht0);
+	EXPECT_EQ(p.impl[op_prefetchw], c.has(f_prefetchw) ? Impl::prefetchw : Impl::prefetcht0);
+	// Whatever is bound must run on the CPU.
+	for (uint32_t op = 0; op < op_count; op++)
+		EXPECT_TRUE(impl_runs_on(Op(op), p.impl[op], c)) << op_name(op);
+	// rep movsb only with ERMS, and only in a proper window.
+	bool window = p.mem.movsb_min && p.mem.movsb_min < p.mem.movsb_max;
+	EXPECT_EQ(window, pin.movsb);
+	EXPECT_EQ(window, c.has(f_erms));
+	EXPECT_GT(p.mem.nt_min, 256u * 1024);
+	// Idle: spin first, futex last, the monitor stage in between if any.
+	ASSERT_GE(p.idle.nstages, 2);
+	EXPECT_EQ(p.idle.stages[0], Stage::spin);
+	EXPECT_EQ(p.idle.stages[p.idle.nstages - 1], Stage::futex);
+	if (pin.monitor == Stage::spin)
+		EXPECT_EQ(p.idle.nstages, 2);
+	else
+		EXPECT_EQ(p.idle.stages[1], pin.monitor);
+	for (int i = 0; i < p.idle.nstages; i++)
+		EXPECT_TRUE(stage_runs_on(p.idle.stages[i], c));
+}
+
+std::string pin_name(const ::testing::TestParamInfo<Pin> &i)
+{
+	std::string n(i.param.dump);
+	n = n.substr(0, n.find("_CPUID"));
+	for (char &ch : n)
+		if (!isalnum(static_cast<unsigned char>(ch)))
+			ch = '_';
+	return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpus, PinTest, ::testing::ValuesIn(pins), pin_name);
+
+TEST(Select, AmpereOneGetsThePrefetchingCopy)
+{
+	for (uint64_t midr : {0xc00fac30ull, 0xc01fac40ull}) {
+		Plan p = plan_for(arm(midr));
+		EXPECT_EQ(p.impl[op_memcpy], Impl::ampereone);
+		EXPECT_EQ(p.impl[op_memmove], Impl::baseline);
+		EXPECT_EQ(p.impl[op_smp_mb], Impl::dmb);
+		EXPECT_EQ(p.mem.prefetch_distance, 2048u);
+	}
+}
+
+TEST(Select, OtherArmCoresGetBaseline)
+{
+	for (uint64_t midr : {0x414fd0c1ull /* N1 */, 0x461f0010ull /* A64FX */, 0x410fd4f0ull /* V2 */,
+			      0x500f0000ull /* eMAG: implementer 0x50, not 0xc0 */}) {
+		Plan p = plan_for(arm(midr));
+		EXPECT_EQ(p.impl[op_memcpy], Impl::baseline) << std::hex << midr;
+		EXPECT_EQ(p.impl[op_smp_mb], Impl::dmb);
+		EXPECT_EQ(p.idle.stages[1], Stage::wfe);
+	}
+	// MOPS and WFET when HWCAP2 says so (AmpereOne keeps its copy).
+	Plan p = plan_for(arm(0x414fd0c1, (1ull << 43) | (1ull << 31)));
+	EXPECT_EQ(p.impl[op_memcpy], Impl::mops);
+	EXPECT_EQ(p.impl[op_memset], Impl::mops);
+	EXPECT_EQ(p.idle.stages[1], Stage::wfet);
+}
+
+TEST(Select, TunablesForceAndMask)
+{
+	const char *spr = "GenuineIntel00806F8_SapphireRapids_05_CPUID.txt";
+	EXPECT_EQ(plan_for(spr, "memcpy=baseline").impl[op_memcpy], Impl::baseline);
+	EXPECT_EQ(plan_for(spr, "memcpy=baseline").impl[op_memset], Impl::avx512);
+	EXPECT_EQ(plan_for(spr, "mask=-avx512").impl[op_memcpy], Impl::avx2);
+	EXPECT_EQ(plan_for(spr, "mask=-avx512bw").impl[op_memcpy], Impl::avx2);
+	Plan p = plan_for(spr, "mask=-erms");
+	EXPECT_EQ(p.mem.movsb_min, 0u);
+	EXPECT_EQ(p.mem.stosb_min, 0u);
+	p = plan_for(spr, "rep_movsb_threshold=4096:nt_threshold=64M");
+	EXPECT_EQ(p.mem.movsb_min, 4096u);
+	EXPECT_EQ(p.mem.nt_min, 64u << 20);
+	// A variant the CPU lacks is refused, the default stays.
+	const char *haswell = "GenuineIntel00306F2_HaswellEP_CPUID.txt";
+	p = plan_for(haswell, "memcpy=avx512");
+	EXPECT_EQ(p.impl[op_memcpy], Impl::avx2);
+	EXPECT_EQ(p.refused, 1u);
+	EXPECT_EQ(p.refused_reason[0], refuse_cpu_lacks);
+	// Masking a feature off cannot be undone by forcing its variant.
+	p = plan_for(spr, "mask=-avx2:memcpy=avx2");
+	EXPECT_NE(p.impl[op_memcpy], Impl::avx2);
+	EXPECT_EQ(p.refused, 2u);
+	// Not for this op / unknown name.
+	p = plan_for(spr, "memset=ampereone:smp_mb=avx2:memcpy=fastest");
+	EXPECT_EQ(p.refused, 7u);
+	EXPECT_EQ(p.refused_reason[0], refuse_not_for_op);
+	EXPECT_EQ(p.refused_reason[2], refuse_unknown_variant);
+	// Idle stages: only those the CPU has, futex last (or spin alone).
+	p = plan_for(haswell, "idle_stages=spin,umwait,futex");
+	EXPECT_EQ(p.refused, 1u);
+	EXPECT_EQ(p.idle.nstages, 2);
+	p = plan_for(spr, "idle_stages=umwait,futex");
+	EXPECT_EQ(p.refused, 0u);
+	EXPECT_EQ(p.idle.stages[0], Stage::umwait);
+	p = plan_for(haswell, "idle_stages=spin");
+	EXPECT_EQ(p.idle.nstages, 1);
+	p = plan_for(haswell, "idle_stages=futex,spin");
+	EXPECT_EQ(p.refused, 1u);
+}
+
+TEST(Select, ArmVariantsNeverOnX86)
+{
+	Cpu c = probe_dump("GenuineIntel00806F8_SapphireRapids_05_CPUID.txt");
+	for (Impl i : {Impl::ampereone, Impl::mops, Impl::dmb, Impl::prfm})
+		for (uint32_t op = 0; op < op_count; op++)
+			EXPECT_FALSE(impl_runs_on(Op(op), i, c));
+}
+
+} // namespace
