@@ -1,0 +1,303 @@
+// Composable building blocks for the x86-64 memcpy/memmove/memset variants.
+//
+// Include this AFTER the file's target pragma: every function here is then
+// compiled for that file's ISA. Everything is in an anonymous namespace and
+// always inlined, so two files that instantiate the same template for
+// different targets never share (and never swap) a COMDAT copy.
+//
+// A block type B moves B::size bytes: load(p) -> B::T, store(p, v).
+// Vector types add store_aligned, stream and splat. Names say the size
+// precondition: copy_4x_clamped<B> needs B::size <= n <= 4 * B::size.
+//
+// Every copy block loads everything before it stores anything, so each is
+// also a correct memmove for any overlap within its size range.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#define UARCH_INLINE inline __attribute__((always_inline))
+
+namespace uarch {
+namespace {
+
+typedef uint16_t u16u __attribute__((may_alias, aligned(1)));
+typedef uint32_t u32u __attribute__((may_alias, aligned(1)));
+typedef uint64_t u64u __attribute__((may_alias, aligned(1)));
+
+struct B1 {
+	using T = uint8_t;
+	static constexpr size_t size = 1;
+	static UARCH_INLINE T load(const char *p) { return *reinterpret_cast<const uint8_t *>(p); }
+	static UARCH_INLINE void store(char *p, T v) { *reinterpret_cast<uint8_t *>(p) = v; }
+	static UARCH_INLINE T splat(uint64_t c8) { return T(c8); }
+};
+struct B4 {
+	using T = uint32_t;
+	static constexpr size_t size = 4;
+	static UARCH_INLINE T load(const char *p) { return *reinterpret_cast<const u32u *>(p); }
+	static UARCH_INLINE void store(char *p, T v) { *reinterpret_cast<u32u *>(p) = v; }
+	static UARCH_INLINE T splat(uint64_t c8) { return T(c8); }
+};
+struct B8 {
+	using T = uint64_t;
+	static constexpr size_t size = 8;
+	static UARCH_INLINE T load(const char *p) { return *reinterpret_cast<const u64u *>(p); }
+	static UARCH_INLINE void store(char *p, T v) { *reinterpret_cast<u64u *>(p) = v; }
+	static UARCH_INLINE void store_aligned(char *p, T v) { *reinterpret_cast<uint64_t *>(p) = v; }
+	// movnti: SSE2, every x86-64 CPU has it.
+	static UARCH_INLINE void stream(char *p, T v)
+	{
+		__asm__("movnti %1, %0" : "=m"(*reinterpret_cast<uint64_t *>(p)) : "r"(v));
+	}
+	static UARCH_INLINE T splat(uint64_t c8) { return c8; }
+};
+
+// The fill byte in every byte of a 64-bit word.
+UARCH_INLINE uint64_t splat8(int c) { return uint64_t(0x0101010101010101) * uint8_t(c); }
+
+// ---- copies, n within a block's size range ---------------------------------
+
+// 1 <= n <= 3: bytes at 0, n/2 and n-1 (the three coincide or overlap as
+// n allows; together they cover [0, n)).
+UARCH_INLINE void copy_1_3(char *d, const char *s, size_t n)
+{
+	uint8_t a = B1::load(s), b = B1::load(s + n / 2), c = B1::load(s + n - 1);
+	B1::store(d, a);
+	B1::store(d + n / 2, b);
+	B1::store(d + n - 1, c);
+}
+
+// B::size <= n <= 4 * B::size, without a branch: four blocks at 0, b, c,
+// n - size, where b = min(size, n - size) and c = n - size - b =
+// max(0, n - 2 * size). [0, b + size) and [c, n) each cover at least
+// min(n, 2 * size) bytes and c <= b + size, so together they cover [0, n);
+// every block lies inside [0, n).
+template <class B>
+UARCH_INLINE void copy_4x_clamped(char *d, const char *s, size_t n)
+{
+	constexpr size_t w = B::size;
+	size_t last = n - w;
+	size_t b = last < w ? last : w;
+	size_t c = last - b;
+	typename B::T v0 = B::load(s), v1 = B::load(s + b), v2 = B::load(s + c), v3 = B::load(s + last);
+	B::store(d, v0);
+	B::store(d + b, v1);
+	B::store(d + c, v2);
+	B::store(d + last, v3);
+}
+
+// K * V::size <= n <= 2 * K * V::size: K blocks from the front and K from
+// the back, all loaded before any is stored.
+template <class V, int K>
+UARCH_INLINE void copy_head_tail(char *d, const char *s, size_t n)
+{
+	constexpr size_t w = V::size;
+	typename V::T h[K], t[K];
+	for (int i = 0; i < K; i++)
+		h[i] = V::load(s + i * w);
+	for (int i = 0; i < K; i++)
+		t[i] = V::load(s + n - (K - i) * w);
+	for (int i = 0; i < K; i++)
+		V::store(d + i * w, h[i]);
+	for (int i = 0; i < K; i++)
+		V::store(d + n - (K - i) * w, t[i]);
+}
+
+// ---- fills -------------------------------------------------------------------
+
+UARCH_INLINE void set_1_3(char *d, uint8_t c, size_t n)
+{
+	B1::store(d, c);
+	B1::store(d + n / 2, c);
+	B1::store(d + n - 1, c);
+}
+
+// B::size <= n <= 4 * B::size: the same four positions as copy_4x_clamped.
+template <class B>
+UARCH_INLINE void set_4x_clamped(char *d, typename B::T v, size_t n)
+{
+	constexpr size_t w = B::size;
+	size_t last = n - w;
+	size_t b = last < w ? last : w;
+	B::store(d, v);
+	B::store(d + b, v);
+	B::store(d + (last - b), v);
+	B::store(d + last, v);
+}
+
+// K * V::size <= n <= 2 * K * V::size.
+template <class V, int K>
+UARCH_INLINE void set_head_tail(char *d, typename V::T v, size_t n)
+{
+	for (int i = 0; i < K; i++)
+		V::store(d + i * V::size, v);
+	for (int i = 0; i < K; i++)
+		V::store(d + n - (K - i) * V::size, v);
+}
+
+// ---- string instructions -----------------------------------------------------
+
+UARCH_INLINE void rep_movsb(char *d, const char *s, size_t n)
+{
+	__asm__ __volatile__("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+}
+
+UARCH_INLINE void rep_stosb(char *d, uint8_t c, size_t n)
+{
+	__asm__ __volatile__("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+}
+
+// rep movsb is slow when the buffers are close (Zen 3/4: dst-src within a
+// few KiB, either direction; the CPU's 4 KiB and 4 GiB aliasing checks
+// compare only low address bits). Judged on the distance mod 4 GiB, which
+// also covers a small distance in the full address.
+UARCH_INLINE bool movsb_distance_ok(const char *d, const char *s)
+{
+	uint32_t ahead = uint32_t(uintptr_t(d) - uintptr_t(s));
+	uint32_t behind = uint32_t(uintptr_t(s) - uintptr_t(d));
+	uint32_t dist = ahead < behind ? ahead : behind;
+	return dist >= 8192;
+}
+
+// ---- loops -----------------------------------------------------------------
+
+// Forward copy, n > 4 * V::size. Correct for disjoint buffers and for
+// d < s with any overlap: the loop stores to dst below where it loads from
+// src, so no source byte is overwritten before it was loaded.
+//
+// The first vector and the last four are loaded before the loop and stored
+// after it. The loop stores aligned 4-vector groups from the first
+// V-aligned dst address above d. Invariant at the loop head: [d + size,
+// dl) is stored, [d, d + size) is in `head`, and rem = d + n - dl > 0
+// bytes remain, the last 4 * size of which are in t0..t3.
+template <class V, bool NT>
+UARCH_INLINE void copy_fwd_loop(char *d, const char *s, size_t n)
+{
+	constexpr size_t w = V::size;
+	typename V::T head = V::load(s);
+	typename V::T t0 = V::load(s + n - 4 * w), t1 = V::load(s + n - 3 * w),
+		      t2 = V::load(s + n - 2 * w), t3 = V::load(s + n - w);
+	size_t skew = w - (uintptr_t(d) & (w - 1));   // 1..w
+	char *dl = d + skew;
+	const char *sl = s + skew;
+	size_t rem = n - skew;
+	while (rem > 4 * w) {
+		if (NT)
+			__builtin_prefetch(sl + 16 * w);
+		typename V::T a = V::load(sl), b = V::load(sl + w), c = V::load(sl + 2 * w),
+			      e = V::load(sl + 3 * w);
+		if (NT) {
+			V::stream(dl, a);
+			V::stream(dl + w, b);
+			V::stream(dl + 2 * w, c);
+			V::stream(dl + 3 * w, e);
+		} else {
+			V::store_aligned(dl, a);
+			V::store_aligned(dl + w, b);
+			V::store_aligned(dl + 2 * w, c);
+			V::store_aligned(dl + 3 * w, e);
+		}
+		dl += 4 * w;
+		sl += 4 * w;
+		rem -= 4 * w;
+	}
+	if (NT)
+		__asm__ __volatile__("sfence" ::: "memory");   // NT stores are weakly ordered
+	char *de = d + n;
+	V::store(de - 4 * w, t0);
+	V::store(de - 3 * w, t1);
+	V::store(de - 2 * w, t2);
+	V::store(de - w, t3);
+	V::store(d, head);
+}
+
+// Backward copy, n > 4 * V::size, for d > s with overlap (the mirror image):
+// the last vector and the first four are saved; the loop stores aligned
+// 4-vector groups downward from the last V-aligned address at or below
+// d + n. Invariant: [dh, d + n) is stored or covered by the saved tail, and
+// rem = dh - d > 0 bytes remain, of which the saved head covers 4 * size.
+template <class V>
+UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
+{
+	constexpr size_t w = V::size;
+	typename V::T tail = V::load(s + n - w);
+	typename V::T h0 = V::load(s), h1 = V::load(s + w), h2 = V::load(s + 2 * w), h3 = V::load(s + 3 * w);
+	size_t skew = uintptr_t(d + n) & (w - 1);   // 0..w-1
+	char *dh = d + n - skew;
+	const char *sh = s + n - skew;
+	size_t rem = n - skew;
+	while (rem > 4 * w) {
+		dh -= 4 * w;
+		sh -= 4 * w;
+		rem -= 4 * w;
+		typename V::T a = V::load(sh), b = V::load(sh + w), c = V::load(sh + 2 * w),
+			      e = V::load(sh + 3 * w);
+		V::store_aligned(dh + 3 * w, e);
+		V::store_aligned(dh + 2 * w, c);
+		V::store_aligned(dh + w, b);
+		V::store_aligned(dh, a);
+	}
+	V::store(d, h0);
+	V::store(d + w, h1);
+	V::store(d + 2 * w, h2);
+	V::store(d + 3 * w, h3);
+	V::store(d + n - w, tail);
+}
+
+// memmove for n > 4 * V::size (the sizes the caller does not keep in
+// registers): rep movsb inside its window when forward, far apart and
+// allowed; non-temporal stores for big non-overlapping copies; otherwise
+// the vector loops. Shared by memcpy (which tolerates overlap).
+template <class V>
+__attribute__((noinline)) void move_large(char *d, const char *s, size_t n, const MemParams &p)
+{
+	uintptr_t ahead = uintptr_t(d) - uintptr_t(s);
+	if (ahead < n) {                // d > s, overlapping: backward, never rep movsb
+		if (ahead)
+			copy_bwd_loop<V>(d, s, n);
+		return;
+	}
+	// Forward from here: disjoint, or d < s.
+	if (n >= p.movsb_min && n < p.movsb_max && n > 64 && movsb_distance_ok(d, s)) {
+		// Zen 3 runs rep movsb slowly to a misaligned dst: copy up to the
+		// next 64-byte boundary with vectors, then the rest.
+		size_t skew = (0 - uintptr_t(d)) & 63;
+		for (size_t i = 0; i < 64; i += V::size)
+			V::store(d + i, V::load(s + i));
+		rep_movsb(d + skew, s + skew, n - skew);
+		return;
+	}
+	if (p.nt_min && n >= p.nt_min && uintptr_t(s) - uintptr_t(d) >= n)
+		copy_fwd_loop<V, true>(d, s, n);
+	else
+		copy_fwd_loop<V, false>(d, s, n);
+}
+
+// memset for n > 4 * V::size.
+template <class V>
+__attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, size_t n, const MemParams &p)
+{
+	constexpr size_t w = V::size;
+	if (n >= p.stosb_min && n < p.stosb_max && n > 64) {
+		size_t skew = (0 - uintptr_t(d)) & 63;
+		for (size_t i = 0; i < 64; i += w)
+			V::store(d + i, v);
+		rep_stosb(d + skew, c, n - skew);
+		return;
+	}
+	// Head vector unaligned, aligned 4-vector groups, last four unaligned.
+	// Invariant: [d, dl) is set, rem = d + n - dl.
+	V::store(d, v);
+	char *dl = d + (w - (uintptr_t(d) & (w - 1)));
+	size_t rem = d + n - dl;
+	for (; rem > 4 * w; rem -= 4 * w, dl += 4 * w) {
+		V::store_aligned(dl, v);
+		V::store_aligned(dl + w, v);
+		V::store_aligned(dl + 2 * w, v);
+		V::store_aligned(dl + 3 * w, v);
+	}
+	set_head_tail<V, 2>(d + n - 4 * w, v, 4 * w);
+}
+
+} // namespace
+} // namespace uarch
