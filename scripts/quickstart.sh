@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, build, show what uarch sees and
+# binds on this CPU, and a short side-by-side benchmark against the C library.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/deps.sh
+if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
+ninja -C build >/dev/null
+
+echo "== uarch-info"
+build/tools/info/uarch-info
+
+bench=build/tools/bench/uarch-bench
+if [ -x "$bench" ]; then
+  echo; echo "== uarch-bench mem --quick (ratio = C library time / uarch time; > 1: uarch faster)"
+  "$bench" mem --quick
+  echo; echo "== uarch-bench sync --quick"
+  "$bench" sync --quick
+  echo; echo "== uarch-bench idle --quick"
+  "$bench" idle --quick
+fi
+if [ -x build/examples/ring/ring-bench-static ]; then
+  echo; echo "== ring-bench --quick (statically linked)"
+  build/examples/ring/ring-bench-static --quick
+fi

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Runs every test: the native build (ifunc binding), the function-pointer
+# binding, arm64 under qemu, and the hardening builds (sanitizers,
+# valgrind, emulated x86 CPUs, static-pie). Ends with "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+builds=()
+setup_failures=0
+
+# setup_and_test DIR "MESON OPTIONS" [meson test args...]
+setup_and_test() {
+  local dir=$1 opts=$2
+  shift 2
+  builds+=("$dir")
+  rm -f "$dir/meson-logs/testlog.json"
+  if [ -f "$dir/build.ninja" ]; then
+    meson setup --reconfigure "$dir" $opts >"$dir.setup.log" 2>&1
+  else
+    meson setup "$dir" $opts >"$dir.setup.log" 2>&1
+  fi || { echo "== $dir: meson setup failed (see $dir.setup.log)"; tail -20 "$dir.setup.log"; setup_failures=$((setup_failures + 1)); return; }
+  ninja -C "$dir" >"$dir.build.log" 2>&1 \
+    || { echo "== $dir: build failed (see $dir.build.log)"; grep -E 'error|FAILED' "$dir.build.log" | head -20; setup_failures=$((setup_failures + 1)); return; }
+  echo "== $dir: meson test $*"
+  meson test -C "$dir" --print-errorlogs "$@" | grep -vE '^ *[0-9]+/[0-9]+ .* OK +[0-9.]+s$' || true
+}
+
+setup_and_test build "-Dbinding=auto"
+# The other binding: every suite that goes through the exported entry points.
+setup_and_test build-fnptr "-Dbinding=fnptr" --suite core --suite mem --suite e2e --suite idle --suite sync
+
+if [ -x scripts/test-aarch64.sh ]; then
+  builds+=(build-aarch64)
+  bash scripts/test-aarch64.sh || true
+  [ -f build-aarch64/meson-logs/testlog.json ] || setup_failures=$((setup_failures + 1))
+fi
+if [ -x scripts/test-hardening.sh ]; then
+  # It prints the build dirs it used, one per line, prefixed "builddir: ".
+  while IFS= read -r line; do
+    case $line in
+      builddir:\ *) builds+=("${line#builddir: }") ;;
+      *) echo "$line" ;;
+    esac
+  done < <(bash scripts/test-hardening.sh)
+fi
+
+python3 - "$setup_failures" "${builds[@]}" <<'PY'
+import json, os, sys
+failures = int(sys.argv[1])
+passed = failed = skipped = 0
+for d in sys.argv[2:]:
+    log = os.path.join(d, "meson-logs", "testlog.json")
+    if not os.path.exists(log):
+        print(f"{d}: no test log (its build failed)")
+        failed += 1
+        continue
+    p = f = s = 0
+    for line in open(log):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+    print(f"{d}: {p} passed, {f} failed, {s} skipped")
+    passed += p; failed += f; skipped += s
+failed += failures
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)
+PY

@@ -1,0 +1,378 @@
+// uarch-info: what uarch sees on this CPU and what it binds, as text or
+// JSON. It re-runs the same pure probe and policy the library runs at load
+// time and shows the library's actual bindings (uarch_impl) beside them.
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/auxv.h>
+#include <vector>
+#include "probe/cpu.h"
+#include "select/plan.h"
+#include "tunables/tunables.h"
+#include "uarch.h"
+#include "../../tests/core/cpuid_dump.h"
+#if UARCH_HAVE_CPU_FEATURES
+#include <cpu_features/cpuinfo_x86.h>
+#endif
+
+using namespace uarch;
+
+namespace {
+
+[[noreturn]] void die(const std::string &msg)
+{
+	std::fprintf(stderr, "uarch-info: %s\n", msg.c_str());
+	std::exit(2);
+}
+
+std::string json_str(const std::string &s)
+{
+	std::string o = "\"";
+	for (unsigned char c : s) {
+		if (c == '"' || c == '\\') { o += '\\'; o += char(c); }
+		else if (c < 0x20 || c >= 0x7f) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); o += b; }
+		else o += char(c);
+	}
+	return o + "\"";
+}
+
+// Shown entries are cut to 64 bytes: a rejected entry may be kilobytes.
+std::string shown(const Tunables &t, const Entry &e)
+{
+	std::string s(t.input + e.offset, e.length);
+	if (s.size() > 64)
+		s = s.substr(0, 61) + "...";
+	return s;
+}
+
+std::string hex(uint64_t v)
+{
+	char b[24];
+	std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+	return b;
+}
+
+std::string size_text(uint64_t v)
+{
+	char b[32];
+	if (v == ~uint64_t(0)) return "inf";
+	if (v && v % (1u << 20) == 0) std::snprintf(b, sizeof b, "%" PRIu64 " MiB", v >> 20);
+	else if (v && v % 1024 == 0) std::snprintf(b, sizeof b, "%" PRIu64 " KiB", v >> 10);
+	else std::snprintf(b, sizeof b, "%" PRIu64, v);
+	return b;
+}
+
+struct Report {
+	Cpu cpu;
+	Tunables tun;
+	Plan plan;
+	bool secure = false;
+	bool live = false;        // this machine (library bindings available)
+	std::string source;       // "this machine", a dump file, a MIDR
+	std::string brand, uarch_name;
+	std::string env;          // the UARCH_TUNABLES string parsed
+};
+
+std::string idle_name(const IdlePolicy &p)
+{
+	std::string s;
+	for (int i = 0; i < p.nstages; i++)
+		s += (i ? "+" : "") + std::string(stage_name(p.stages[i]));
+	return s;
+}
+
+std::string bound(const Report &r, uint32_t op)
+{
+	if (r.live) {
+		const char *n = uarch_impl(op_name(op));
+		return n ? n : "?";
+	}
+	return op == op_idle_wait ? idle_name(r.plan.idle) : impl_name(r.plan.impl[op]);
+}
+
+std::string policy(const Report &r, uint32_t op)
+{
+	return op == op_idle_wait ? idle_name(r.plan.idle) : impl_name(r.plan.impl[op]);
+}
+
+std::vector<std::string> features(const Cpu &c)
+{
+	std::vector<std::string> v;
+	for (uint32_t f = 0; f < f_count; f++)
+		if (c.has(Feature(f)))
+			v.push_back(feature_name(f));
+	return v;
+}
+
+const char *zen_name(Zen z)
+{
+	static const char *const n[] = {"", "zen1", "zen2", "zen3", "zen4", "zen5"};
+	return n[int(z)];
+}
+
+void print_json(const Report &r)
+{
+	const Cpu &c = r.cpu;
+	std::printf("{\n  \"source\": %s,\n", json_str(r.source).c_str());
+	std::printf("  \"arch\": \"%s\",\n", c.arch == Arch::x86_64 ? "x86_64" : c.arch == Arch::aarch64 ? "aarch64" : "unknown");
+	std::printf("  \"vendor\": %s,\n  \"vendor_name\": \"%s\",\n", json_str(c.vendor_id).c_str(), vendor_name(c.vendor));
+	std::printf("  \"family\": %u,\n  \"model\": %u,\n  \"stepping\": %u,\n", c.family, c.model, c.stepping);
+	std::printf("  \"brand\": %s,\n  \"microarchitecture\": %s,\n", json_str(r.brand).c_str(), json_str(r.uarch_name).c_str());
+	std::printf("  \"zen\": %s,\n", json_str(zen_name(c.zen)).c_str());
+	std::printf("  \"midr\": %s,\n  \"implementer\": %s,\n  \"part\": %s,\n  \"core\": \"%s\",\n",
+		    json_str(c.arch == Arch::aarch64 ? hex(c.midr) : "").c_str(), json_str(hex(c.implementer)).c_str(),
+		    json_str(hex(c.part)).c_str(), core_name(c.core));
+	std::printf("  \"features\": [");
+	auto fs = features(c);
+	for (size_t i = 0; i < fs.size(); i++)
+		std::printf("%s\"%s\"", i ? ", " : "", fs[i].c_str());
+	std::printf("],\n");
+	std::printf("  \"cache\": {\"line\": %u, \"l1d\": %u, \"l2\": %u, \"l3\": %u, \"l3_sharing\": %u},\n", c.cache.line,
+		    c.cache.l1d, c.cache.l2, c.cache.l3, c.cache.l3_sharing);
+	std::printf("  \"impl\": {");
+	for (uint32_t op = 0; op < op_count; op++)
+		std::printf("%s\"%s\": %s", op ? ", " : "", op_name(op), json_str(bound(r, op)).c_str());
+	std::printf("},\n  \"policy\": {");
+	for (uint32_t op = 0; op < op_count; op++)
+		std::printf("%s\"%s\": %s", op ? ", " : "", op_name(op), json_str(policy(r, op)).c_str());
+	const MemThresholds &m = r.plan.mem;
+	std::printf("},\n  \"thresholds\": {\"rep_movsb_threshold\": %" PRIu64 ", \"rep_movsb_stop\": %" PRIu64
+		    ", \"rep_stosb_threshold\": %" PRIu64 ", \"rep_stosb_stop\": %" PRIu64 ", \"nt_threshold\": %" PRIu64
+		    ", \"prefetch_stride\": %u, \"prefetch_distance\": %u},\n",
+		    m.movsb_min, m.movsb_max, m.stosb_min, m.stosb_max == ~uint64_t(0) ? 0 : m.stosb_max, m.nt_min,
+		    m.prefetch_stride, m.prefetch_distance);
+	const IdlePolicy &ip = r.plan.idle;
+	std::printf("  \"idle\": {\"stages\": [");
+	for (int i = 0; i < ip.nstages; i++)
+		std::printf("%s\"%s\"", i ? ", " : "", stage_name(ip.stages[i]));
+	std::printf("], \"spin_ns\": %u, \"monitor_ns\": %u, \"umwait_c01\": %s},\n", ip.spin_ns, ip.monitor_ns,
+		    ip.umwait_c01 ? "true" : "false");
+	std::printf("  \"tunables\": {\"secure\": %s, \"input\": %s, \"applied\": [", r.secure ? "true" : "false",
+		    json_str(r.env.size() > 256 ? r.env.substr(0, 253) + "..." : r.env).c_str());
+	const Tunables &t = r.tun;
+	bool first = true;
+	for (uint32_t i = 0; i < t.nentries; i++)
+		if (t.entries[i].verdict == Verdict::applied && !(r.plan.refused & (1u << i))) {
+			std::printf("%s%s", first ? "" : ", ", json_str(shown(t, t.entries[i])).c_str());
+			first = false;
+		}
+	std::printf("], \"rejected\": [");
+	first = true;
+	for (uint32_t i = 0; i < t.nentries; i++) {
+		const Entry &e = t.entries[i];
+		const char *why = e.verdict != Verdict::applied ? verdict_text(e.verdict)
+				  : (r.plan.refused & (1u << i)) ? refuse_reason_text(r.plan.refused_reason[i]) : nullptr;
+		if (!why)
+			continue;
+		std::printf("%s{\"entry\": %s, \"reason\": %s}", first ? "" : ", ", json_str(shown(t, e)).c_str(),
+			    json_str(why).c_str());
+		first = false;
+	}
+	std::printf("], \"dropped\": %u}\n}\n", t.ndropped);
+}
+
+void print_text(const Report &r)
+{
+	const Cpu &c = r.cpu;
+	std::printf("uarch %d.%d on %s\n", UARCH_VERSION_MAJOR, UARCH_VERSION_MINOR, r.source.c_str());
+	if (!r.brand.empty())
+		std::printf("  cpu        %s (%s)\n", r.brand.c_str(), r.uarch_name.c_str());
+	if (c.arch == Arch::x86_64)
+		std::printf("  vendor     %s  family 0x%x  model 0x%x  stepping %u%s%s\n", c.vendor_id, c.family, c.model,
+			    c.stepping, c.zen != Zen::none ? "  " : "", zen_name(c.zen));
+	else
+		std::printf("  midr       %s  implementer 0x%x  part 0x%x  core %s\n", hex(c.midr).c_str(), c.implementer,
+			    c.part, core_name(c.core));
+	std::printf("  features  ");
+	for (auto &f : features(c))
+		std::printf(" %s", f.c_str());
+	std::printf("\n  cache      line %u  L1d %s  L2 %s  L3 %s (shared by %u)\n", c.cache.line,
+		    size_text(c.cache.l1d).c_str(), size_text(c.cache.l2).c_str(), size_text(c.cache.l3).c_str(),
+		    c.cache.l3_sharing);
+	std::printf("bindings\n");
+	for (uint32_t op = 0; op < op_count; op++) {
+		std::string b = bound(r, op), p = policy(r, op);
+		std::printf("  %-15s %s%s\n", op_name(op), b.c_str(), b == p ? "" : ("   (policy says " + p + ")").c_str());
+	}
+	const MemThresholds &m = r.plan.mem;
+	std::printf("thresholds\n");
+	if (m.movsb_min && m.movsb_min < m.movsb_max)
+		std::printf("  rep movsb       [%s, %s)\n", size_text(m.movsb_min).c_str(), size_text(m.movsb_max).c_str());
+	else
+		std::printf("  rep movsb       never\n");
+	if (m.stosb_min && m.stosb_min < m.stosb_max)
+		std::printf("  rep stosb       [%s, %s)\n", size_text(m.stosb_min).c_str(), size_text(m.stosb_max).c_str());
+	else
+		std::printf("  rep stosb       never\n");
+	std::printf("  non-temporal    %s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never");
+	std::printf("  prefetch stride %u\n", m.prefetch_stride);
+	if (m.prefetch_distance)
+		std::printf("  copy prefetch   %u bytes ahead\n", m.prefetch_distance);
+	const IdlePolicy &ip = r.plan.idle;
+	std::printf("idle\n  stages %s  spin %u ns  monitor %u ns%s\n", idle_name(ip).c_str(), ip.spin_ns, ip.monitor_ns,
+		    ip.umwait_c01 ? "  (C0.1)" : "  (C0.2)");
+	const Tunables &t = r.tun;
+	std::printf("tunables%s\n", r.secure ? "  (ignored: secure process)" : r.env.empty() ? "  (none)" : "");
+	for (uint32_t i = 0; i < t.nentries; i++) {
+		const Entry &e = t.entries[i];
+		const char *why = e.verdict != Verdict::applied ? verdict_text(e.verdict)
+				  : (r.plan.refused & (1u << i)) ? refuse_reason_text(r.plan.refused_reason[i]) : nullptr;
+		std::printf("  %-9s %s%s%s\n", why ? "rejected" : "applied", shown(t, e).c_str(), why ? ": " : "",
+			    why ? why : "");
+	}
+	if (t.ndropped)
+		std::printf("  rejected  %u more entries (more than %u)\n", t.ndropped, Tunables::max_entries);
+}
+
+Report live_report()
+{
+	Report r;
+	r.live = true;
+	r.source = "this machine";
+	probe_host(&r.cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+	r.secure = getauxval(AT_SECURE) != 0;
+	const char *env = r.secure ? nullptr : std::getenv("UARCH_TUNABLES");
+	r.env = env ? env : "";
+	parse_tunables(env, env ? std::strlen(env) : 0, &r.tun);
+	select_plan(r.cpu, r.tun, &r.plan);
+#if UARCH_HAVE_CPU_FEATURES
+	if (r.cpu.arch == Arch::x86_64) {
+		cpu_features::X86Info info = cpu_features::GetX86Info();
+		r.brand = info.brand_string;
+		r.uarch_name = cpu_features::GetX86MicroarchitectureName(cpu_features::GetX86Microarchitecture(&info));
+	}
+#endif
+	return r;
+}
+
+Report dump_report(const std::string &path, const char *tunables)
+{
+	std::ifstream probe(path);
+	if (!probe)
+		die(path + ": " + std::strerror(errno));
+	uarch::test::CpuidDump dump(path);
+	if (!dump.ok)
+		die(path + ": not a CPUID dump (no \"CPUID LLLLLLLL: EAX-EBX-ECX-EDX\" lines)");
+	Report r;
+	r.source = path.substr(path.find_last_of('/') + 1);
+	probe_x86(&r.cpu, &dump);
+	r.env = tunables ? tunables : "";
+	parse_tunables(tunables, tunables ? std::strlen(tunables) : 0, &r.tun);
+	select_plan(r.cpu, r.tun, &r.plan);
+	return r;
+}
+
+Report midr_report(const std::string &value, const char *tunables)
+{
+	char *end = nullptr;
+	errno = 0;
+	unsigned long long midr = std::strtoull(value.c_str(), &end, 16);
+	if (value.empty() || *end || errno)
+		die("--midr " + value + ": not a hexadecimal MIDR_EL1 value");
+	Report r;
+	r.source = "MIDR " + hex(midr);
+	const uint64_t asimd = 1 << 1, cpuid = 1 << 11;
+	probe_arm(&r.cpu, asimd | cpuid, 0, midr, 0x8444c004);
+	r.env = tunables ? tunables : "";
+	parse_tunables(tunables, tunables ? std::strlen(tunables) : 0, &r.tun);
+	select_plan(r.cpu, r.tun, &r.plan);
+	return r;
+}
+
+std::string window(uint64_t lo, uint64_t hi)
+{
+	if (!lo || lo >= hi)
+		return "-";
+	return size_text(lo) + "-" + (hi == ~uint64_t(0) ? "" : size_text(hi));
+}
+
+// The README's table: what uarch picks on each CPU in the test data.
+void print_table(const std::string &dir)
+{
+	DIR *d = opendir((dir + "/cpuid").c_str());
+	if (!d)
+		die(dir + "/cpuid: " + std::strerror(errno));
+	std::vector<std::string> files;
+	while (dirent *e = readdir(d))
+		if (std::strstr(e->d_name, "_CPUID") && std::strstr(e->d_name, ".txt"))
+			files.push_back(e->d_name);
+	closedir(d);
+	std::sort(files.begin(), files.end());
+	std::printf("| CPU | family/model | memcpy/memmove/memset | rep movsb | rep stosb | non-temporal from | prefetchw | idle_wait |\n");
+	std::printf("|---|---|---|---|---|---|---|---|\n");
+	for (const auto &f : files) {
+		Report r = dump_report(dir + "/cpuid/" + f, nullptr);
+		std::string name = f.substr(0, f.find("_CPUID"));
+		const MemThresholds &m = r.plan.mem;
+		std::printf("| %s | %x/%x | %s | %s | %s | %s | %s | %s |\n", name.c_str(), r.cpu.family, r.cpu.model,
+			    impl_name(r.plan.impl[op_memcpy]), window(m.movsb_min, m.movsb_max).c_str(),
+			    window(m.stosb_min, m.stosb_max).c_str(), size_text(m.nt_min).c_str(),
+			    impl_name(r.plan.impl[op_prefetchw]), idle_name(r.plan.idle).c_str());
+	}
+	std::ifstream csv(dir + "/midr.csv");
+	if (!csv)
+		die(dir + "/midr.csv: " + std::strerror(errno));
+	std::printf("\n| arm64 core | MIDR | memcpy | memmove/memset | smp_mb | idle_wait |\n|---|---|---|---|---|---|\n");
+	std::string line;
+	while (std::getline(csv, line)) {
+		if (line.empty() || line[0] == '#' || line.rfind("implementer", 0) == 0)
+			continue;
+		auto last = line.find_last_of(',');
+		auto first = line.find(',', line.find(',') + 1);
+		Report r = midr_report(line.substr(last + 1), nullptr);
+		std::printf("| %s | %s | %s | %s | %s | %s |\n", line.substr(first + 1, last - first - 1).c_str(),
+			    line.substr(last + 1).c_str(), impl_name(r.plan.impl[op_memcpy]),
+			    impl_name(r.plan.impl[op_memmove]), impl_name(r.plan.impl[op_smp_mb]),
+			    idle_name(r.plan.idle).c_str());
+	}
+}
+
+void usage()
+{
+	std::printf("usage: uarch-info [--json] [--cpuid-dump FILE | --midr HEX] [--tunables STRING]\n"
+		    "       uarch-info --table DATADIR\n"
+		    "Shows what uarch sees on this CPU (or on a CPUID dump / an arm64 MIDR) and what it binds.\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	bool json = false;
+	std::string dump, midr, table;
+	const char *tunables = nullptr;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto value = [&](const char *opt) -> std::string {
+			if (i + 1 >= argc)
+				die(std::string(opt) + " needs a value");
+			return argv[++i];
+		};
+		if (a == "--json") json = true;
+		else if (a == "--cpuid-dump") dump = value("--cpuid-dump");
+		else if (a == "--midr") midr = value("--midr");
+		else if (a == "--table") table = value("--table");
+		else if (a == "--tunables") { static std::string t; t = value("--tunables"); tunables = t.c_str(); }
+		else if (a == "-h" || a == "--help") { usage(); return 0; }
+		else die("unknown argument '" + a + "' (try --help)");
+	}
+	if (!table.empty()) {
+		print_table(table);
+		return 0;
+	}
+	if (!dump.empty() && !midr.empty())
+		die("--cpuid-dump and --midr exclude each other");
+	Report r = !dump.empty() ? dump_report(dump, tunables) : !midr.empty() ? midr_report(midr, tunables) : live_report();
+	if (json)
+		print_json(r);
+	else
+		print_text(r);
+	return 0;
+}
