@@ -1,0 +1,6 @@
+// uarch-bench subcommands. Each takes argv as a program's main would
+// (argv[0] = "uarch-bench <sub>") and returns an exit status.
+#pragma once
+int bench_mem(int argc, char **argv);
+int bench_sync(int argc, char **argv);
+int bench_idle(int argc, char **argv);
