@@ -1,6 +1,11 @@
-// Placeholder policy: futex only, with a waiter count so that a wake with
-// no sleeper makes no system call.
+// The idle wait: the policy's stages in order (spin, then a monitor/wait
+// instruction, then the futex), each bounded by its budget and by the
+// caller's timeout; the futex stage, last, sleeps until a wake or the
+// deadline. Every stage re-checks the word before it waits, and the futex
+// stage counts its sleepers, so a wake-up is never lost and a wake with no
+// sleeper makes no system call.
 #include "idle/idle.h"
+#include "idle/stages.h"
 #include "dispatch/sys.h"
 #include <errno.h>
 #include <limits.h>
@@ -8,54 +13,315 @@
 
 namespace uarch {
 
+using namespace idle;
+
 namespace {
+
 constexpr long futex_wait_bitset_private = 9 | 128, futex_wake_private = 1 | 128;
-constexpr unsigned nbuckets = 256;
-// Sleepers per hash bucket of the address.
-uint32_t sleepers[nbuckets];
+constexpr long futex_bitset_match_any = 0xffffffff;
+constexpr uint64_t no_deadline = ~uint64_t(0);
 
-unsigned bucket(const void *a) { return (uintptr_t(a) >> 2) * 2654435761u % nbuckets; }
+// Sleepers in the futex stage per hash bucket of the address, one cache
+// line each so that waiters on different words do not share a line.
+constexpr unsigned bucket_bits = 8;
+struct alignas(64) Bucket {
+	uint32_t sleepers;
+};
+Bucket g_buckets[1u << bucket_bits];
 
-int64_t now_ns()
+struct alignas(64) Counters {
+	uint64_t futex_waits, futex_wakes;
+};
+Counters g_counters;
+
+// The frequency of the idle clock, found once (see clock_hz).
+struct alignas(64) Freq {
+	uint64_t hz;             // 0 until known; published last, with release
+	uint64_t ticks_per_ns;   // Q32.32
+	uint64_t ns_per_tick;    // Q32.32
+	ClockSource src;
+};
+Freq g_freq;
+
+uint32_t *sleepers_of(const void *a)
+{
+	// Fibonacci hashing of the word index: neighbouring words spread.
+	uint64_t h = (uint64_t(uintptr_t(a)) >> 2) * 0x9e3779b97f4a7c15ull;
+	return &g_buckets[h >> (64 - bucket_bits)].sleepers;
+}
+
+uint32_t load(const uint32_t *a) { return __atomic_load_n(a, __ATOMIC_ACQUIRE); }
+
+uint64_t add_sat(uint64_t a, uint64_t b) { return a + b < a ? no_deadline : a + b; }
+
+uint64_t mul_q32(uint64_t a, uint64_t q, bool round_up)
+{
+	unsigned __int128 p = (unsigned __int128)a * q;
+	if (round_up)
+		p += 0xffffffffu;
+	p >>= 32;
+	return p > ~uint64_t(0) ? ~uint64_t(0) : uint64_t(p);
+}
+
+// A full barrier: seed 003's locked add below the red zone on x86-64.
+inline void full_fence()
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("lock; addl $0,-132(%%rsp)" ::: "memory", "cc");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+void bump(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
+
+const Freq &freq()
+{
+	if (__atomic_load_n(&g_freq.hz, __ATOMIC_ACQUIRE))
+		return g_freq;
+	// Threads that race here each detect; the results agree to a fraction
+	// of a per cent and any of them is good.
+	ClockSource src = ClockSource::unknown;
+	uint64_t hz = detect_clock_hz(&src);
+	if (hz < 1000000)
+		hz = 1000000;   // a broken source: keep the arithmetic sane
+	__atomic_store_n(&g_freq.ticks_per_ns, (hz / 1000 << 32) / 1000000, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_freq.ns_per_tick, (uint64_t(1000000000) << 32) / hz, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_freq.src, src, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_freq.hz, hz, __ATOMIC_RELEASE);
+	return g_freq;
+}
+
+// Runs one non-futex stage until it sees a change or `deadline` passes.
+int run_stage(Stage s, const uint32_t *addr, uint32_t expected, uint64_t deadline, bool c01)
+{
+	switch (s) {
+#if defined(__x86_64__)
+	case Stage::umwait: return stage_umwait(addr, expected, deadline, c01);
+	case Stage::tpause: return stage_tpause(addr, expected, deadline, c01);
+	case Stage::mwaitx: return stage_mwaitx(addr, expected, deadline, c01);
+#elif defined(__aarch64__)
+	case Stage::wfe: return stage_wfe(addr, expected, deadline);
+	case Stage::wfet: return stage_wfet(addr, expected, deadline);
+#endif
+	default: (void)c01; return stage_spin(addr, expected, deadline);
+	}
+}
+
+// The caller's deadline in CLOCK_MONOTONIC, for a wait that began at
+// idle-clock time `start`: now, plus the timeout, less the time waited so
+// far as the idle clock measured it. The idle clock is read before the
+// monotonic one, and the time waited is shortened by 1/32, so that neither
+// the order of the reads nor an estimated frequency (off by far less than
+// 3%) can move the deadline earlier than start + timeout. It may move it
+// later by 1/32 of the time spent in the stages before the futex.
+int64_t mono_deadline(uint64_t start, int64_t timeout_ns)
+{
+	uint64_t t = clock_now();
+	int64_t now = mono_now_ns();
+	uint64_t waited = t > start ? ns_from_ticks(t - start) : 0;
+	waited -= waited / 32;
+	if (waited >= uint64_t(timeout_ns))
+		return now;
+	int64_t left = timeout_ns - int64_t(waited);
+	return now > INT64_MAX - left ? INT64_MAX : now + left;
+}
+
+} // namespace
+
+namespace idle {
+
+int64_t mono_now_ns()
 {
 	timespec ts;
 	sys::call6(sys::nr_clock_gettime, CLOCK_MONOTONIC, long(&ts));
 	return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
-} // namespace
 
-int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &)
+uint64_t clock_hz(ClockSource *src)
+{
+	const Freq &f = freq();
+	if (src)
+		*src = __atomic_load_n(&f.src, __ATOMIC_RELAXED);
+	return f.hz;
+}
+
+uint64_t ticks_from_ns(uint64_t ns)
+{
+	return mul_q32(ns, __atomic_load_n(&freq().ticks_per_ns, __ATOMIC_RELAXED), true);
+}
+
+uint64_t ns_from_ticks(uint64_t ticks)
+{
+	return mul_q32(ticks, __atomic_load_n(&freq().ns_per_tick, __ATOMIC_RELAXED), false);
+}
+
+const char *clock_source_name(ClockSource s)
+{
+	switch (s) {
+	case ClockSource::cpuid_15h: return "cpuid 0x15";
+	case ClockSource::hypervisor: return "hypervisor leaf 0x40000010";
+	case ClockSource::calibrated: return "calibrated";
+	case ClockSource::architectural: return "cntfrq_el0";
+	case ClockSource::nanoseconds: return "clock_gettime";
+	default: return "unknown";
+	}
+}
+
+#if defined(__aarch64__)
+uint64_t detect_clock_hz(ClockSource *src)
+{
+	uint64_t f;
+	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+	*src = ClockSource::architectural;
+	return f;
+}
+
+// Stand-ins until src/arch/aarch64 defines the WFE stages (a strong
+// definition there replaces these at link time).
+__attribute__((weak)) int stage_wfe(const uint32_t *addr, uint32_t expected, uint64_t deadline)
+{
+	return stage_spin(addr, expected, deadline);
+}
+__attribute__((weak)) int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline)
+{
+	return stage_spin(addr, expected, deadline);
+}
+#elif !defined(__x86_64__)
+uint64_t detect_clock_hz(ClockSource *src)
+{
+	*src = ClockSource::nanoseconds;
+	return 1000000000;
+}
+#endif
+
+int stage_spin(const uint32_t *addr, uint32_t expected, uint64_t deadline)
+{
+	for (;;) {
+		if (load(addr) != expected)
+			return 0;
+		if (clock_now() >= deadline)
+			return ETIMEDOUT;
+		cpu_relax();
+	}
+}
+
+int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns)
+{
+	timespec ts, *tp = nullptr;
+	if (mono_deadline_ns >= 0) {
+		ts.tv_sec = mono_deadline_ns / 1000000000;
+		ts.tv_nsec = mono_deadline_ns % 1000000000;
+		tp = &ts;
+	}
+	// Announce the sleeper, then let the kernel compare the word. With the
+	// full barrier in idle_wake this is Dekker's pattern:
+	//   waiter: sleepers++ (a full barrier)  then  the kernel reads *addr
+	//   waker:  the caller stores *addr, full barrier,  then  reads sleepers
+	// Both sides order a store before a load with a full barrier, so they
+	// cannot both read the old value: either the waker sees sleepers > 0
+	// and calls FUTEX_WAKE, or the kernel sees the new word and does not
+	// sleep. When the waker calls FUTEX_WAKE before this thread is queued,
+	// its store already happened, and FUTEX_WAIT's own check (made under the
+	// futex hash-bucket lock, which FUTEX_WAKE also takes) sees it.
+	uint32_t *n = sleepers_of(addr);
+	__atomic_fetch_add(n, 1, __ATOMIC_SEQ_CST);   // x86-64: lock xadd, a full barrier
+#if !defined(__x86_64__)
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);      // arm64 LDADDAL orders less
+#endif
+	int ret;
+	for (;;) {
+		bump(&g_counters.futex_waits);
+		long r = sys::call6(sys::nr_futex, long(addr), futex_wait_bitset_private, long(expected), long(tp), 0,
+				    futex_bitset_match_any);
+		if (r == -EINTR) {
+			// A signal: keep waiting to the same absolute deadline.
+			if (load(addr) != expected) {
+				ret = 0;
+				break;
+			}
+			continue;
+		}
+		// 0: woken (or a spurious wake); -EAGAIN: the word already
+		// differed. Any other error (EFAULT, ENOSYS) is reported as a
+		// wake too: the caller re-checks its condition.
+		ret = r == -ETIMEDOUT && load(addr) == expected ? ETIMEDOUT : 0;
+		break;
+	}
+	// Relaxed: a waker that still sees this sleeper makes one needless
+	// FUTEX_WAKE, nothing worse.
+	__atomic_fetch_sub(n, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+Stats stats()
+{
+	return Stats{__atomic_load_n(&g_counters.futex_waits, __ATOMIC_RELAXED),
+		     __atomic_load_n(&g_counters.futex_wakes, __ATOMIC_RELAXED)};
+}
+
+uint32_t sleepers(const uint32_t *addr)
+{
+	return __atomic_load_n(sleepers_of(addr), __ATOMIC_RELAXED);
+}
+
+} // namespace idle
+
+int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
 {
 	if (!addr || (uintptr_t(addr) & 3))
 		return EINVAL;
-	if (__atomic_load_n(addr, __ATOMIC_ACQUIRE) != expected)
+	if (load(addr) != expected)
 		return 0;
-	timespec deadline, *dl = nullptr;
-	if (timeout_ns >= 0) {
-		int64_t t = now_ns() + timeout_ns;
-		deadline.tv_sec = t / 1000000000;
-		deadline.tv_nsec = t % 1000000000;
-		dl = &deadline;
+	if (timeout_ns == 0)
+		return ETIMEDOUT;
+	uint64_t start = clock_now();
+	uint64_t end = timeout_ns < 0 ? no_deadline : add_sat(start, ticks_from_ns(uint64_t(timeout_ns)));
+	uint32_t nstages = p.nstages <= 4 ? p.nstages : 4;
+	bool futex = nstages == 0;   // no stages at all: the futex alone
+	Stage last = Stage::spin;
+	for (uint32_t i = 0; i < nstages; i++)
+		futex |= p.stages[i] == Stage::futex;
+	for (uint32_t i = 0; i < nstages && p.stages[i] != Stage::futex; i++) {
+		Stage s = last = p.stages[i];
+		uint64_t dl = end;
+		if (i + 1 < nstages) {   // not the last: bounded by its budget
+			uint64_t budget = s == Stage::spin ? p.spin_ns : p.monitor_ns;
+			uint64_t b = add_sat(clock_now(), ticks_from_ns(budget));
+			dl = b < dl ? b : dl;
+		}
+		if (run_stage(s, addr, expected, dl, p.umwait_c01) == 0)
+			return 0;
+		if (dl == end && end != no_deadline)
+			break;   // the caller's time is up, as the idle clock says
 	}
-	uint32_t *cnt = &sleepers[bucket(addr)];
-	__atomic_fetch_add(cnt, 1, __ATOMIC_SEQ_CST);
-	long r = sys::call6(sys::nr_futex, long(addr), futex_wait_bitset_private, long(expected), long(dl), 0,
-			    long(~0u));
-	__atomic_fetch_sub(cnt, 1, __ATOMIC_RELAXED);
-	if (r == -ETIMEDOUT)
-		return __atomic_load_n(addr, __ATOMIC_ACQUIRE) != expected ? 0 : ETIMEDOUT;
-	return 0;
+	if (futex)
+		return stage_futex(addr, expected, timeout_ns < 0 ? -1 : mono_deadline(start, timeout_ns));
+	// A policy without a futex stage (a pure spin): the idle clock said the
+	// time is up; CLOCK_MONOTONIC decides, and the stage goes on until then.
+	int64_t dl = mono_deadline(start, timeout_ns);
+	for (;;) {
+		int64_t now = mono_now_ns();
+		if (now >= dl)
+			return load(addr) != expected ? 0 : ETIMEDOUT;
+		uint64_t t = add_sat(clock_now(), ticks_from_ns(uint64_t(dl - now)));
+		if (run_stage(last, addr, expected, t, p.umwait_c01) == 0)
+			return 0;
+	}
 }
 
 int idle_wake(uint32_t *addr, int count)
 {
-	if (!addr || (uintptr_t(addr) & 3))
+	if (!addr || (uintptr_t(addr) & 3) || count == 0)
 		return 0;
-	// Orders the caller's store before the sleeper-count load (the waiter
-	// does the mirror image: count increment, then the futex re-check).
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&sleepers[bucket(addr)], __ATOMIC_RELAXED) == 0)
+	// The waker's half of the Dekker pattern in stage_futex: the caller's
+	// store to *addr, then this full barrier, then the sleeper count. A
+	// waiter still in a spin or monitor stage needs nothing: it sees the
+	// store itself.
+	full_fence();
+	if (__atomic_load_n(sleepers_of(addr), __ATOMIC_RELAXED) == 0)
 		return 0;
+	bump(&g_counters.futex_wakes);
 	long r = sys::call6(sys::nr_futex, long(addr), futex_wake_private, count < 0 ? INT_MAX : count);
 	return r > 0 ? int(r) : 0;
 }
