@@ -1,0 +1,329 @@
+// A single-producer/single-consumer ring of fixed-size slots, in the style
+// of a virtio ring, built on uarch: uarch_memcpy moves the payloads,
+// uarch_smp_mb orders the wake-up check, uarch_idle_wait/uarch_idle_wake
+// put an idle side to sleep, uarch_prefetch pulls in the next slot.
+//
+// One thread pushes, one thread pops. Messages are 0..slot_size bytes; each
+// slot holds a length word and the payload. Indices run freely as uint32_t
+// (slot = index & (capacity - 1)), so capacity is a power of two <= 2^31.
+//
+// Memory ordering (C++ __atomic builtins, so the same code is right on
+// arm64; what each costs on x86-64 in brackets):
+//  1. Data handoff. The producer writes the slot, then stores head with
+//     release; the consumer loads head with acquire, then reads the slot.
+//     The consumer reads the slot, then stores tail with release; the
+//     producer loads tail with acquire before it overwrites that slot.
+//     [x86 TSO: plain movs; release/acquire only stop the compiler.]
+//  2. Going to sleep (the Dekker pattern). A side that finds the ring
+//     empty (full) stores its "sleeping" flag, runs a full barrier, and
+//     loads the other side's index again before it waits. The other side
+//     stores its index, runs a full barrier, and loads the flag; if set it
+//     sends a wake-up. Each side stores one word and then loads the word
+//     the other stores: only a full barrier orders a store before a later
+//     load (StoreLoad), on x86 too, where the store may still sit in the
+//     store buffer. With both barriers at least one side sees the other's
+//     store: the sleeper sees the new index and does not sleep, or the
+//     waker sees the flag and wakes it. The wait itself is on the index
+//     word with the index seen as the expected value, so a wake-up sent
+//     between the re-check and the sleep is not lost either (the wait
+//     returns at once when the word has changed).
+//  3. No other barrier is needed: the flags are hints (a stale 1 costs a
+//     spurious wake-up, a stale 0 is excluded by 2.), and the indices and
+//     payloads need only the ordering of 1.
+//  4. The closed flag is stored with release after the last head; the
+//     consumer loads it with acquire before head, so "closed and head ==
+//     tail" means no message is left.
+//
+// The barrier, the wait and the copy are template parameters so that
+// ring-bench can swap each for its naive counterpart; the defaults are the
+// uarch primitives.
+#pragma once
+
+#include <uarch.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include <sched.h>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace uarch_ring {
+
+// Full barriers (StoreLoad included).
+struct BarrierUarch { // lock addl $0,-132(%rsp) on x86-64, dmb ish on arm64
+	static constexpr const char *name = "uarch";
+	static void mb() { uarch_smp_mb(); }
+};
+#if defined(__x86_64__)
+struct BarrierMfence { // what the kernel used before seed 003
+	static constexpr const char *name = "mfence";
+	static void mb() { __asm__ __volatile__("mfence" ::: "memory"); }
+};
+#endif
+struct BarrierSeqCst { // the compiler's choice: gcc 12 lock orq $0,(%rsp), clang 14 mfence
+	static constexpr const char *name = "seq_cst";
+	static void mb() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+};
+
+// Waits on a 32-bit word. wait() may return spuriously; wake() returns the
+// number of sleepers the kernel woke.
+struct WaitUarch { // spin, then monitor/wait, then futex (as uarch's policy says)
+	static constexpr const char *name = "uarch";
+	static constexpr bool sleeps = true;
+	static void wait(const uint32_t *w, uint32_t v) { uarch_idle_wait(w, v, -1); }
+	static int wake(uint32_t *w) { return uarch_idle_wake(w, 1); }
+};
+#if defined(__linux__)
+struct WaitFutex { // straight into the kernel, a system call for every wake-up
+	static constexpr const char *name = "futex";
+	static constexpr bool sleeps = true;
+	static void wait(const uint32_t *w, uint32_t v)
+	{
+		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, nullptr, nullptr, 0);
+	}
+	static int wake(uint32_t *w)
+	{
+		long r = syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+		return r > 0 ? int(r) : 0;
+	}
+};
+#endif
+struct WaitSpin { // never sleeps: burns the CPU while idle, never needs a wake-up
+	// (Ring's spin loop yields now and then; see sleep_until)
+	static constexpr const char *name = "spin";
+	static constexpr bool sleeps = false;
+	static void wait(const uint32_t *, uint32_t) {}
+	static int wake(uint32_t *) { return 0; }
+};
+
+// Payload copies.
+struct CopyUarch {
+	static constexpr const char *name = "uarch";
+	static void copy(void *d, const void *s, size_t n) { uarch_memcpy(d, s, n); }
+};
+// The C library's memcpy, called through a volatile pointer so that the
+// compiler cannot inline or specialise it for a known size.
+inline void *(*volatile libc_memcpy)(void *, const void *, size_t) = std::memcpy;
+struct CopyLibc {
+	static constexpr const char *name = "libc";
+	static void copy(void *d, const void *s, size_t n) { libc_memcpy(d, s, n); }
+};
+
+// Counted by each side for itself; read them from that side's thread or
+// after it has been joined.
+struct SideStats {
+	uint64_t notifies = 0; // wake-ups sent (the other side's flag was set)
+	uint64_t woken = 0;    // of those, sleepers the kernel actually woke
+	uint64_t waits = 0;    // times this side went into Wait::wait
+};
+
+template <class Barrier = BarrierUarch, class Wait = WaitUarch, class Copy = CopyUarch>
+class Ring {
+public:
+	using barrier_type = Barrier;
+	using wait_type = Wait;
+	using copy_type = Copy;
+
+	// capacity: a power of two, 1..2^31. slot_size: the largest message,
+	// 1..2^30 bytes. first_index: where the free-running indices start
+	// (tests start near 2^32 to cross the wrap).
+	Ring(uint32_t capacity, uint32_t slot_size, uint32_t first_index = 0)
+	{
+		if (capacity == 0 || (capacity & (capacity - 1)) || capacity > (1u << 31))
+			throw std::invalid_argument("uarch_ring: capacity must be a power of two <= 2^31");
+		if (slot_size == 0 || slot_size > (1u << 30))
+			throw std::invalid_argument("uarch_ring: slot_size must be 1..2^30");
+		mask_ = capacity - 1;
+		slot_size_ = slot_size;
+		stride_ = (size_t(slot_size) + header + line - 1) / line * line;
+		slots_ = static_cast<char *>(std::aligned_alloc(line, stride_ * capacity));
+		if (!slots_)
+			throw std::bad_alloc();
+		std::memset(slots_, 0, stride_ * capacity);
+		head_.v = tail_.v = first_index;
+		prod_.head = prod_.tail_cache = first_index;
+		cons_.tail = cons_.head_cache = first_index;
+	}
+	~Ring() { std::free(slots_); }
+	Ring(const Ring &) = delete;
+	Ring &operator=(const Ring &) = delete;
+
+	uint32_t capacity() const { return mask_ + 1; }
+	uint32_t slot_size() const { return slot_size_; }
+
+	// Producer side. push() waits while the ring is full; try_push() returns
+	// EAGAIN instead. Both return 0, EMSGSIZE (len > slot_size) or EPIPE
+	// (after close()).
+	int push(const void *p, uint32_t len) { return put(p, len, true); }
+	int try_push(const void *p, uint32_t len) { return put(p, len, false); }
+
+	// Producer side: no more messages. The consumer drains what is queued,
+	// then pop() returns -EPIPE.
+	void close()
+	{
+		__atomic_store_n(&head_.closed, 1u, __ATOMIC_RELEASE);
+		notify(&head_.v, &cons_sleeping_.v, prod_);
+	}
+
+	// Consumer side. pop() waits while the ring is empty; try_pop() returns
+	// -EAGAIN instead. Both return the message length, -EMSGSIZE (cap is
+	// smaller than the message, which stays queued) or -EPIPE (closed and
+	// drained).
+	long pop(void *buf, uint32_t cap) { return get(buf, cap, true); }
+	long try_pop(void *buf, uint32_t cap) { return get(buf, cap, false); }
+
+	const SideStats &producer_stats() const { return prod_.stats; }
+	const SideStats &consumer_stats() const { return cons_.stats; }
+
+private:
+	// 128 bytes: x86 L2 prefetchers fetch lines in pairs, so two lines
+	// apart is what keeps the two sides from sharing one.
+	static constexpr size_t line = 128;
+	static constexpr size_t header = 8; // uint32_t length, 4 bytes unused
+
+	char *slot(uint32_t i) const { return slots_ + size_t(i & mask_) * stride_; }
+
+	// The other side's flag was loaded after our index store and a full
+	// barrier (2. above).
+	void notify(uint32_t *word, const uint32_t *flag, auto &side)
+	{
+		Barrier::mb();
+		if (__atomic_load_n(flag, __ATOMIC_RELAXED)) {
+			side.stats.notifies++;
+			side.stats.woken += Wait::wake(word);
+		}
+	}
+
+	// Waits until cond() holds, sleeping on *word (expected: its value
+	// now) with our flag set; cond() re-reads the other side's index.
+	template <class Cond>
+	void sleep_until(const uint32_t *word, uint32_t *flag, SideStats &st, Cond cond)
+	{
+		for (uint32_t spins = 0; !cond();) {
+			if constexpr (!Wait::sleeps) {
+				// A pause per check; every 4096 a sched_yield(), which
+				// returns at once when nothing else wants this CPU, and
+				// otherwise stops a spinner from holding the CPU that the
+				// other side needs to make progress.
+				uarch_cpu_relax();
+				if (++spins % 4096 == 0)
+					sched_yield();
+				continue;
+			} else {
+				uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+				__atomic_store_n(flag, 1u, __ATOMIC_RELAXED);
+				Barrier::mb(); // our flag store before the re-check's loads
+				if (!cond()) {
+					st.waits++;
+					Wait::wait(word, seen);
+				}
+				__atomic_store_n(flag, 0u, __ATOMIC_RELAXED);
+			}
+		}
+	}
+
+	int put(const void *p, uint32_t len, bool block)
+	{
+		if (len > slot_size_)
+			return EMSGSIZE;
+		if (__atomic_load_n(&head_.closed, __ATOMIC_RELAXED))
+			return EPIPE;
+		const uint32_t h = prod_.head;
+		if (h - prod_.tail_cache > mask_) {
+			prod_.tail_cache = __atomic_load_n(&tail_.v, __ATOMIC_ACQUIRE);
+			if (h - prod_.tail_cache > mask_) {
+				if (!block)
+					return EAGAIN;
+				sleep_until(&tail_.v, &prod_sleeping_.v, prod_.stats, [&] {
+					prod_.tail_cache = __atomic_load_n(&tail_.v, __ATOMIC_ACQUIRE);
+					return h - prod_.tail_cache <= mask_;
+				});
+			}
+		}
+		char *s = slot(h);
+		std::memcpy(s, &len, sizeof len);
+		Copy::copy(s + header, p, len);
+		__atomic_store_n(&head_.v, h + 1, __ATOMIC_RELEASE);
+		prod_.head = h + 1;
+		// The slot after this one, if the consumer has freed it.
+		if (h + 1 - prod_.tail_cache <= mask_)
+			uarch_prefetchw(slot(h + 1));
+		notify(&head_.v, &cons_sleeping_.v, prod_);
+		return 0;
+	}
+
+	long get(void *buf, uint32_t cap, bool block)
+	{
+		const uint32_t t = cons_.tail;
+		if (cons_.head_cache == t) {
+			uint32_t closed = __atomic_load_n(&head_.closed, __ATOMIC_ACQUIRE);
+			cons_.head_cache = __atomic_load_n(&head_.v, __ATOMIC_ACQUIRE);
+			if (cons_.head_cache == t) {
+				if (closed)
+					return -EPIPE;
+				if (!block)
+					return -EAGAIN;
+				sleep_until(&head_.v, &cons_sleeping_.v, cons_.stats, [&] {
+					closed = __atomic_load_n(&head_.closed, __ATOMIC_ACQUIRE);
+					cons_.head_cache = __atomic_load_n(&head_.v, __ATOMIC_ACQUIRE);
+					return cons_.head_cache != t || closed;
+				});
+				if (cons_.head_cache == t)
+					return -EPIPE;
+			}
+		}
+		const char *s = slot(t);
+		uint32_t len;
+		std::memcpy(&len, s, sizeof len);
+		if (len > cap)
+			return -EMSGSIZE;
+		// The next message, if it is already published.
+		if (t + 1 != cons_.head_cache)
+			uarch_prefetch(slot(t + 1));
+		Copy::copy(buf, s + header, len);
+		__atomic_store_n(&tail_.v, t + 1, __ATOMIC_RELEASE);
+		cons_.tail = t + 1;
+		notify(&tail_.v, &prod_sleeping_.v, cons_);
+		return long(len);
+	}
+
+	// Shared words, one per line pair: written by one side, read by the other.
+	struct alignas(line) Head {
+		uint32_t v;          // next index the producer writes
+		uint32_t closed = 0; // producer: no more messages
+	} head_;
+	struct alignas(line) Word {
+		uint32_t v = 0;
+	};
+	Word tail_;           // next index the consumer reads
+	Word cons_sleeping_;  // the consumer is (about to be) waiting on head_
+	Word prod_sleeping_;  // the producer is (about to be) waiting on tail_
+
+	// Each side's own copies and counters.
+	struct alignas(line) Producer {
+		uint32_t head, tail_cache;
+		SideStats stats;
+	} prod_;
+	struct alignas(line) Consumer {
+		uint32_t tail, head_cache;
+		SideStats stats;
+	} cons_;
+
+	// Read-only after construction.
+	char *slots_;
+	size_t stride_;
+	uint32_t mask_, slot_size_;
+};
+
+} // namespace uarch_ring
