@@ -177,16 +177,7 @@ uint64_t detect_clock_hz(ClockSource *src)
 	return f;
 }
 
-// Stand-ins until src/arch/aarch64 defines the WFE stages (a strong
-// definition there replaces these at link time).
-__attribute__((weak)) int stage_wfe(const uint32_t *addr, uint32_t expected, uint64_t deadline)
-{
-	return stage_spin(addr, expected, deadline);
-}
-__attribute__((weak)) int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline)
-{
-	return stage_spin(addr, expected, deadline);
-}
+// stage_wfe and stage_wfet: src/arch/aarch64/idle_wfe.cpp.
 #elif !defined(__x86_64__)
 uint64_t detect_clock_hz(ClockSource *src)
 {

@@ -198,7 +198,15 @@ static void arm_plan(const Cpu &c, Plan *p)
 	p->mem.prefetch_copy_min = 4096;
 	p->idle.nstages = 0;
 	p->idle.stages[p->idle.nstages++] = Stage::spin;
-	p->idle.stages[p->idle.nstages++] = c.has(f_wfxt) ? Stage::wfet : Stage::wfe;
+	// WFET ends on its deadline by itself. WFE needs the kernel's event
+	// stream (HWCAP_EVTSTRM) to wake in time when nobody stores to the word;
+	// without it a timed wait could overrun by a timer tick, so the spin
+	// hands straight to the futex there (as under qemu-user).
+	const uint64_t hwcap_evtstrm = 1u << 2;
+	if (c.has(f_wfxt))
+		p->idle.stages[p->idle.nstages++] = Stage::wfet;
+	else if (c.hwcap & hwcap_evtstrm)
+		p->idle.stages[p->idle.nstages++] = Stage::wfe;
 	p->idle.stages[p->idle.nstages++] = Stage::futex;
 }
 

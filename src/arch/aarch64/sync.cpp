@@ -11,7 +11,7 @@ void uarch_aarch64_smp_mb_dmb(void)
 }
 
 // log2 of the stride, set by the binder from the plan (the CTR_EL0 line by
-// default, see select.cpp).
+// default, see arm_plan() in select.cpp) before any caller sees the variant.
 static uint32_t stride_shift = 6;
 
 namespace uarch {
@@ -20,7 +20,12 @@ void set_prefetch_stride(uint32_t stride)
 	uint32_t s = 4;
 	while ((1u << s) < stride && s < 12)
 		s++;
-	stride_shift = s;
+	__atomic_store_n(&stride_shift, s, __ATOMIC_RELAXED);
+}
+
+uint32_t prefetch_stride_shift()
+{
+	return __atomic_load_n(&stride_shift, __ATOMIC_RELAXED);
 }
 } // namespace uarch
 
@@ -28,21 +33,8 @@ void set_prefetch_stride(uint32_t stride)
 // [p, p + len) touches. prfm never faults, whatever the address.
 void uarch_aarch64_prefetch_range_prfm(const void *p, size_t len)
 {
-	if (!len)
-		return;
-	uintptr_t mask = (uintptr_t(1) << stride_shift) - 1;
-	uintptr_t a = uintptr_t(p) & ~mask;
-	uintptr_t last = uintptr_t(p) + (len - 1);
-	if (last < uintptr_t(p))          // wrapped: stop at the top of the address space
-		last = ~uintptr_t(0);
-	last &= ~mask;
-	// Invariant: every block below a that meets [p, p + len) is prefetched.
-	for (;;) {
-		__asm__ __volatile__("prfm pldl1keep, [%0]" :: "r"(a));
-		if (a == last)
-			break;
-		a += mask + 1;
-	}
+	uarch::for_each_prefetch_block(uintptr_t(p), len, uarch::prefetch_stride_shift(),
+				       [](uintptr_t a) { __asm__ __volatile__("prfm pldl1keep, [%0]" :: "r"(a)); });
 }
 
 // Prefetch for a store: the line arrives in a unique state, so the store
