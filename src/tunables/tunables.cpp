@@ -24,7 +24,7 @@ static const char verdict_texts[8][40] = {
 
 const char *verdict_text(Verdict v) { return verdict_texts[uint32_t(v) & 7]; }
 
-static bool equal(const char *a, size_t n, const char *z)
+bool name_equal(const char *a, size_t n, const char *z)
 {
 	size_t i = 0;
 	for (; i < n; i++)
@@ -91,12 +91,12 @@ static bool parse_mask(const char *s, size_t n, uint64_t *out)
 		bool found = false;
 		for (uint32_t f = 0; f < f_count; f++) {
 			const char *fn = feature_name(f);
-			if (equal(name, len, fn)) {
+			if (name_equal(name, len, fn)) {
 				m |= uint64_t(1) << f;
 				found = true;
 			}
 		}
-		if (equal(name, len, "avx512")) {
+		if (name_equal(name, len, "avx512")) {
 			m |= (uint64_t(1) << f_avx512f) | (uint64_t(1) << f_avx512bw) | (uint64_t(1) << f_avx512vl);
 			found = true;
 		}
@@ -182,7 +182,7 @@ void parse_tunables(const char *s, size_t len, Tunables *t)
 			const char *v = s + eq + 1;
 			size_t vn = j - eq - 1;
 			for (uint32_t k = 1; k < uint32_t(Key::count); k++)
-				if (equal(s + i, eq - i, key_names[k]))
+				if (name_equal(s + i, eq - i, key_names[k]))
 					e.key = Key(k);
 			if (e.key == Key::none) {
 				e.verdict = Verdict::unknown_key;

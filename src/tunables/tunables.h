@@ -63,6 +63,10 @@ struct Tunables {
 	uint64_t mask() const;     // union of applied mask entries
 };
 
+// Whether the n bytes at s spell the NUL-terminated name z. Freestanding
+// (no strncmp): the parser and the policy run inside resolvers.
+bool name_equal(const char *s, size_t n, const char *z);
+
 // Parses s (NUL-terminated or up to len bytes, whichever is first). s may be
 // nullptr (no tunables). secure: AT_SECURE process: everything is ignored.
 void parse_tunables(const char *s, size_t len, Tunables *out);
