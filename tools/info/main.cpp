@@ -145,9 +145,9 @@ void print_json(const Report &r)
 	const MemThresholds &m = r.plan.mem;
 	std::printf("},\n  \"thresholds\": {\"rep_movsb_threshold\": %" PRIu64 ", \"rep_movsb_stop\": %" PRIu64
 		    ", \"rep_stosb_threshold\": %" PRIu64 ", \"rep_stosb_stop\": %" PRIu64 ", \"nt_threshold\": %" PRIu64
-		    ", \"prefetch_stride\": %u, \"prefetch_distance\": %u},\n",
+		    ", \"prefetch_stride\": %u, \"prefetch_distance\": %u, \"prefetch_copy_min\": %" PRIu64 "},\n",
 		    m.movsb_min, m.movsb_max, m.stosb_min, m.stosb_max == ~uint64_t(0) ? 0 : m.stosb_max, m.nt_min,
-		    m.prefetch_stride, m.prefetch_distance);
+		    m.prefetch_stride, m.prefetch_distance, m.prefetch_copy_min);
 	const IdlePolicy &ip = r.plan.idle;
 	std::printf("  \"idle\": {\"stages\": [");
 	for (int i = 0; i < ip.nstages; i++)
@@ -214,7 +214,8 @@ void print_text(const Report &r)
 	std::printf("  non-temporal    %s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never");
 	std::printf("  prefetch stride %u\n", m.prefetch_stride);
 	if (m.prefetch_distance)
-		std::printf("  copy prefetch   %u bytes ahead\n", m.prefetch_distance);
+		std::printf("  copy prefetch   %u bytes ahead, for copies from %s (ampereone)\n", m.prefetch_distance,
+			    m.prefetch_copy_min ? size_text(m.prefetch_copy_min).c_str() : "never");
 	const IdlePolicy &ip = r.plan.idle;
 	std::printf("idle\n  stages %s  spin %u ns  monitor %u ns%s\n", idle_name(ip).c_str(), ip.spin_ns, ip.monitor_ns,
 		    ip.umwait_c01 ? "  (C0.1)" : "  (C0.2)");
