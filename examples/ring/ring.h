@@ -15,24 +15,34 @@
 //     producer loads tail with acquire before it overwrites that slot.
 //     [x86 TSO: plain movs; release/acquire only stop the compiler.]
 //  2. Going to sleep (the Dekker pattern). A side that finds the ring
-//     empty (full) stores its "sleeping" flag, runs a full barrier, and
+//     empty (full) stores its "sleeping" word, runs a full barrier, and
 //     loads the other side's index again before it waits. The other side
-//     stores its index, runs a full barrier, and loads the flag; if set it
-//     sends a wake-up. Each side stores one word and then loads the word
-//     the other stores: only a full barrier orders a store before a later
-//     load (StoreLoad), on x86 too, where the store may still sit in the
-//     store buffer. With both barriers at least one side sees the other's
-//     store: the sleeper sees the new index and does not sleep, or the
-//     waker sees the flag and wakes it. The wait itself is on the index
-//     word with the index seen as the expected value, so a wake-up sent
-//     between the re-check and the sleep is not lost either (the wait
-//     returns at once when the word has changed).
-//  3. No other barrier is needed: the flags are hints (a stale 1 costs a
-//     spurious wake-up, a stale 0 is excluded by 2.), and the indices and
-//     payloads need only the ordering of 1.
-//  4. The closed flag is stored with release after the last head; the
+//     stores its index, runs a full barrier, and loads the sleeping word;
+//     if it says "asleep" it sends a wake-up. Each side stores one word and
+//     then loads the word the other stores: only a full barrier orders a
+//     store before a later load (StoreLoad), on x86 too, where the store
+//     may still sit in the store buffer. With both barriers at least one
+//     side sees the other's store: the sleeper sees the new index and does
+//     not sleep, or the waker sees the sleeping word and wakes it. The wait
+//     is on the index word with the index seen as the expected value, so a
+//     wake-up sent between the re-check and the sleep is not lost either
+//     (the wait returns at once when the word has changed).
+//     [x86: uarch_smp_mb, a locked add; this is the one barrier per message
+//     and side that seed 003 made cheaper.]
+//  3. The sleeping word is virtio's event index rather than a boolean: the
+//     sleeper stores the index it waits to see move ("wake me when head
+//     leaves t"), and the other side wakes it only when its own store moved
+//     the index off that value. So a sleeper gets one wake-up, not one per
+//     message until it runs again, and nobody has to clear the word (a
+//     waker clearing a flag can erase the flag of the sleeper's next sleep
+//     and lose that wake-up). A stale value matches again only after 2^32
+//     messages: one spurious wake-up, which waits tolerate.
+//  4. No other barrier is needed: the payloads and indices need only 1.,
+//     and a stale sleeping word costs at most a spurious wake-up.
+//  5. The closed flag is stored with release after the last head; the
 //     consumer loads it with acquire before head, so "closed and head ==
-//     tail" means no message is left.
+//     tail" means no message is left. close() then wakes a consumer asleep
+//     at the final head, as a push would.
 //
 // The barrier, the wait and the copy are template parameters so that
 // ring-bench can swap each for its naive counterpart; the defaults are the
@@ -123,7 +133,7 @@ struct CopyLibc {
 // Counted by each side for itself; read them from that side's thread or
 // after it has been joined.
 struct SideStats {
-	uint64_t notifies = 0; // wake-ups sent (the other side's flag was set)
+	uint64_t notifies = 0; // wake-ups sent (the other side slept at the index we moved)
 	uint64_t woken = 0;    // of those, sleepers the kernel actually woke
 	uint64_t waits = 0;    // times this side went into Wait::wait
 };
@@ -152,6 +162,8 @@ public:
 			throw std::bad_alloc();
 		std::memset(slots_, 0, stride_ * capacity);
 		head_.v = tail_.v = first_index;
+		// Nobody sleeps: values the indices reach only after 2^32 moves.
+		cons_event_.v = prod_event_.v = first_index - 1;
 		prod_.head = prod_.tail_cache = first_index;
 		cons_.tail = cons_.head_cache = first_index;
 	}
@@ -173,7 +185,7 @@ public:
 	void close()
 	{
 		__atomic_store_n(&head_.closed, 1u, __ATOMIC_RELEASE);
-		notify(&head_.v, &cons_sleeping_.v, prod_);
+		notify(&head_.v, &cons_event_.v, prod_.head, prod_);
 	}
 
 	// Consumer side. pop() waits while the ring is empty; try_pop() returns
@@ -194,21 +206,24 @@ private:
 
 	char *slot(uint32_t i) const { return slots_ + size_t(i & mask_) * stride_; }
 
-	// The other side's flag was loaded after our index store and a full
+	// We moved *word off `from`: wake the other side if it sleeps waiting
+	// for that. Its event word is loaded after our index store and a full
 	// barrier (2. above).
-	void notify(uint32_t *word, const uint32_t *flag, auto &side)
+	void notify(uint32_t *word, const uint32_t *event, uint32_t from, auto &side)
 	{
 		Barrier::mb();
-		if (__atomic_load_n(flag, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(event, __ATOMIC_RELAXED) == from) {
 			side.stats.notifies++;
 			side.stats.woken += Wait::wake(word);
 		}
 	}
 
-	// Waits until cond() holds, sleeping on *word (expected: its value
-	// now) with our flag set; cond() re-reads the other side's index.
+	// Waits until cond() holds. A sleeping Wait publishes `from` in *event
+	// ("wake me when *word leaves from"), re-checks cond() after a full
+	// barrier, then waits on *word == from; cond() re-reads the other
+	// side's index.
 	template <class Cond>
-	void sleep_until(const uint32_t *word, uint32_t *flag, SideStats &st, Cond cond)
+	void sleep_until(const uint32_t *word, uint32_t *event, uint32_t from, SideStats &st, Cond cond)
 	{
 		for (uint32_t spins = 0; !cond();) {
 			if constexpr (!Wait::sleeps) {
@@ -219,16 +234,13 @@ private:
 				uarch_cpu_relax();
 				if (++spins % 4096 == 0)
 					sched_yield();
-				continue;
 			} else {
-				uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
-				__atomic_store_n(flag, 1u, __ATOMIC_RELAXED);
-				Barrier::mb(); // our flag store before the re-check's loads
+				__atomic_store_n(event, from, __ATOMIC_RELAXED);
+				Barrier::mb(); // the event store before the re-check's loads
 				if (!cond()) {
 					st.waits++;
-					Wait::wait(word, seen);
+					Wait::wait(word, from);
 				}
-				__atomic_store_n(flag, 0u, __ATOMIC_RELAXED);
 			}
 		}
 	}
@@ -245,7 +257,7 @@ private:
 			if (h - prod_.tail_cache > mask_) {
 				if (!block)
 					return EAGAIN;
-				sleep_until(&tail_.v, &prod_sleeping_.v, prod_.stats, [&] {
+				sleep_until(&tail_.v, &prod_event_.v, h - mask_ - 1, prod_.stats, [&] {
 					prod_.tail_cache = __atomic_load_n(&tail_.v, __ATOMIC_ACQUIRE);
 					return h - prod_.tail_cache <= mask_;
 				});
@@ -259,7 +271,7 @@ private:
 		// The slot after this one, if the consumer has freed it.
 		if (h + 1 - prod_.tail_cache <= mask_)
 			uarch_prefetchw(slot(h + 1));
-		notify(&head_.v, &cons_sleeping_.v, prod_);
+		notify(&head_.v, &cons_event_.v, h, prod_);
 		return 0;
 	}
 
@@ -274,7 +286,7 @@ private:
 					return -EPIPE;
 				if (!block)
 					return -EAGAIN;
-				sleep_until(&head_.v, &cons_sleeping_.v, cons_.stats, [&] {
+				sleep_until(&head_.v, &cons_event_.v, t, cons_.stats, [&] {
 					closed = __atomic_load_n(&head_.closed, __ATOMIC_ACQUIRE);
 					cons_.head_cache = __atomic_load_n(&head_.v, __ATOMIC_ACQUIRE);
 					return cons_.head_cache != t || closed;
@@ -294,7 +306,7 @@ private:
 		Copy::copy(buf, s + header, len);
 		__atomic_store_n(&tail_.v, t + 1, __ATOMIC_RELEASE);
 		cons_.tail = t + 1;
-		notify(&tail_.v, &prod_sleeping_.v, cons_);
+		notify(&tail_.v, &prod_event_.v, t, cons_);
 		return long(len);
 	}
 
@@ -306,9 +318,9 @@ private:
 	struct alignas(line) Word {
 		uint32_t v = 0;
 	};
-	Word tail_;           // next index the consumer reads
-	Word cons_sleeping_;  // the consumer is (about to be) waiting on head_
-	Word prod_sleeping_;  // the producer is (about to be) waiting on tail_
+	Word tail_;       // next index the consumer reads
+	Word cons_event_; // the consumer sleeps until head_ leaves this value
+	Word prod_event_; // the producer sleeps until tail_ leaves this value
 
 	// Each side's own copies and counters.
 	struct alignas(line) Producer {

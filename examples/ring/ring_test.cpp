@@ -173,6 +173,14 @@ Outcome drive(const Plan &plan, const char *what)
 template <class R>
 class RingTest : public ::testing::Test {};
 
+// A spinning side may wait out the other side's time slice when the two
+// share a CPU on a busy machine: spin gets a third of the handoffs.
+template <class R>
+uint64_t handoffs(uint64_t n)
+{
+	return R::wait_type::sleeps ? n : n / 3;
+}
+
 using Policies = ::testing::Types<Ring<BarrierUarch, WaitUarch, CopyUarch>, Ring<BarrierUarch, WaitFutex, CopyUarch>,
 				  Ring<BarrierUarch, WaitSpin, CopyUarch>,
 #if defined(__x86_64__)
@@ -203,7 +211,7 @@ TYPED_TEST(RingTest, SmallSlotsRandomSizes)
 {
 	for (uint32_t slot : {1u, 7u, 120u, 200u}) {
 		Plan p;
-		p.messages = 3000;
+		p.messages = handoffs<TypeParam>(3000);
 		p.capacity = 4;
 		p.slot_size = slot;
 		p.size_of = [slot](uint64_t s) { return uint32_t((s * 2654435761u >> 7) % (slot + 1)); };
@@ -232,7 +240,7 @@ TYPED_TEST(RingTest, Trickle)
 TYPED_TEST(RingTest, SlowConsumer)
 {
 	Plan p;
-	p.messages = 6000;
+	p.messages = handoffs<TypeParam>(6000);
 	p.capacity = 8;
 	p.slow_consumer = true;
 	p.size_of = [](uint64_t s) { return uint32_t(1 + s * 7 % 4096); };
@@ -247,7 +255,7 @@ TYPED_TEST(RingTest, SlowConsumer)
 TYPED_TEST(RingTest, SlowProducer)
 {
 	Plan p;
-	p.messages = 6000;
+	p.messages = handoffs<TypeParam>(6000);
 	p.capacity = 8;
 	p.slow_producer = true;
 	p.size_of = [](uint64_t s) { return uint32_t(1 + s * 11 % 4096); };
@@ -263,9 +271,7 @@ TYPED_TEST(RingTest, SlowProducer)
 TYPED_TEST(RingTest, OneSlotPingPongAcrossWrap)
 {
 	Plan p;
-	// A spinner may wait out the other side's time slice when both share
-	// a CPU on a busy machine: fewer handoffs keep that bounded.
-	p.messages = TypeParam::wait_type::sleeps ? 6000 : 2000;
+	p.messages = handoffs<TypeParam>(6000);
 	p.capacity = 1;
 	p.slot_size = 64;
 	p.first_index = 0xffffffffu - 999;
@@ -289,6 +295,77 @@ TYPED_TEST(RingTest, CloseWakesSleepingConsumer)
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
 	ring.close();
 	consumer.join();
+}
+
+// A wait that, instead of sleeping, runs the other side's code right at the
+// moment this side would fall asleep, and checks that that code sent the
+// wake-up the sleeper needs (one thread, every interleaving chosen).
+struct WaitScripted {
+	static constexpr const char *name = "scripted";
+	static constexpr bool sleeps = true;
+	static inline std::function<void()> other_side;
+	static inline int waits = 0, wakes = 0, lost = 0;
+	static void wait(const uint32_t *w, uint32_t v)
+	{
+		waits++;
+		int before = wakes;
+		auto f = std::move(other_side);
+		other_side = nullptr;
+		if (f)
+			f();
+		// The other side ran after this one committed to sleep (a futex
+		// has compared *w with v): only a wake-up gets it out.
+		(void)w, (void)v;
+		if (wakes == before)
+			lost++;
+	}
+	static int wake(uint32_t *)
+	{
+		wakes++;
+		return 1;
+	}
+};
+
+TEST(Ring, EventIndexWakesEachSleeperOnce)
+{
+	using R = Ring<BarrierUarch, WaitScripted, CopyUarch>;
+	R r(2, 8);
+	char b[8];
+	// The consumer finds the ring empty; the producer pushes two messages
+	// while it falls asleep: one wake-up, for the first.
+	WaitScripted::other_side = [&] {
+		EXPECT_EQ(r.push("a", 1), 0);
+		EXPECT_EQ(r.push("b", 1), 0);
+	};
+	EXPECT_EQ(r.pop(b, 8), 1);
+	EXPECT_EQ(b[0], 'a');
+	EXPECT_EQ(WaitScripted::waits, 1);
+	EXPECT_EQ(WaitScripted::wakes, 1);
+	// Nobody asleep: no wake-up.
+	EXPECT_EQ(r.push("c", 1), 0);
+	EXPECT_EQ(WaitScripted::wakes, 1);
+	// The producer finds the ring full (b, c); the consumer pops while it
+	// falls asleep: one wake-up.
+	WaitScripted::other_side = [&] {
+		EXPECT_EQ(r.pop(b, 8), 1);
+		EXPECT_EQ(b[0], 'b');
+	};
+	EXPECT_EQ(r.push("d", 1), 0);
+	EXPECT_EQ(WaitScripted::waits, 2);
+	EXPECT_EQ(WaitScripted::wakes, 2);
+	EXPECT_EQ(r.pop(b, 8), 1);
+	EXPECT_EQ(b[0], 'c');
+	EXPECT_EQ(r.pop(b, 8), 1);
+	EXPECT_EQ(b[0], 'd');
+	EXPECT_EQ(WaitScripted::wakes, 2) << "pops with nobody asleep";
+	// The consumer falls asleep on the empty ring; the producer closes it.
+	WaitScripted::other_side = [&] { r.close(); };
+	EXPECT_EQ(r.pop(b, 8), -EPIPE);
+	EXPECT_EQ(WaitScripted::waits, 3);
+	EXPECT_EQ(WaitScripted::wakes, 3);
+	EXPECT_EQ(WaitScripted::lost, 0) << "a sleeper was left without its wake-up";
+	EXPECT_EQ(r.producer_stats().notifies, 2u);
+	EXPECT_EQ(r.consumer_stats().notifies, 1u);
 }
 
 TEST(Ring, RejectsBadGeometry)
