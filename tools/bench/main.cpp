@@ -9,7 +9,7 @@
 static int usage(FILE *f)
 {
 	fprintf(f,
-		"usage: uarch-bench mem|sync|idle [--quick] [google benchmark flags]\n"
+		"usage: uarch-bench mem|sync|idle [--quick] [--min] [google benchmark flags]\n"
 		"                   [--csv FILE] [--json FILE] [--plot FILE.png]\n"
 		"  mem    uarch_memcpy/memmove/memset against the C library's\n"
 		"  sync   barriers and prefetch against their usual forms\n"

@@ -13,15 +13,18 @@
 namespace uarch {
 namespace {
 
-// Size classes: [0,4) [4,8) [8,32] (32,64] above (4 x 8-byte loop).
+// Size classes: [8,32] on the fall-through path, [4,8) [0,4) (32,64] and
+// the 4 x 8-byte loop.
 UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 {
 	char *d = static_cast<char *>(dst);
 	const char *s = static_cast<const char *>(src);
-	if (n <= 32) {
-		if (n >= 8)
-			copy_4x_clamped<B8>(d, s, n);
-		else if (n >= 4)
+	if (__builtin_expect(n - 8 <= 32 - 8, 1)) {
+		copy_4x_clamped<B8>(d, s, n);
+		return dst;
+	}
+	if (n < 8) {
+		if (n >= 4)
 			copy_4x_clamped<B4>(d, s, n);
 		else if (n)
 			copy_1_3(d, s, n);
@@ -46,10 +49,12 @@ void *uarch_x86_64_memset_gpr(void *dst, int c, size_t n)
 {
 	char *d = static_cast<char *>(dst);
 	uint64_t v = splat8(c);
-	if (n <= 32) {
-		if (n >= 8)
-			set_4x_clamped<B8>(d, v, n);
-		else if (n >= 4)
+	if (__builtin_expect(n - 8 <= 32 - 8, 1)) {   // [8,32]
+		set_4x_clamped<B8>(d, v, n);
+		return dst;
+	}
+	if (n < 8) {
+		if (n >= 4)
 			set_4x_clamped<B4>(d, uint32_t(v), n);
 		else if (n)
 			set_1_3(d, uint8_t(c), n);

@@ -18,15 +18,18 @@ struct Xmm {
 	static UARCH_INLINE void stream(char *p, T v) { _mm_stream_si128(reinterpret_cast<T *>(p), v); }
 };
 
-// Size classes: [0,4) [4,16) [16,64] (64,128] (128,256] above.
+// Size classes: [16,64] on the fall-through path, [4,16) [0,4) (64,128]
+// (128,256] and the loops.
 UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 {
 	char *d = static_cast<char *>(dst);
 	const char *s = static_cast<const char *>(src);
-	if (n <= 64) {
-		if (n >= 16)
-			copy_4x_clamped<Xmm>(d, s, n);
-		else if (n >= 4)
+	if (__builtin_expect(n - 16 <= 64 - 16, 1)) {
+		copy_4x_clamped<Xmm>(d, s, n);
+		return dst;
+	}
+	if (n < 16) {
+		if (n >= 4)
 			copy_4x_clamped<B4>(d, s, n);
 		else if (n)
 			copy_1_3(d, s, n);
@@ -52,6 +55,11 @@ void *uarch_x86_64_memcpy_sse2(void *d, const void *s, size_t n) { return move(d
 void *uarch_x86_64_memset_sse2(void *dst, int c, size_t n)
 {
 	char *d = static_cast<char *>(dst);
+	__m128i v = _mm_set1_epi8(char(c));
+	if (__builtin_expect(n - 16 <= 64 - 16, 1)) {   // [16,64]
+		set_4x_clamped<Xmm>(d, v, n);
+		return dst;
+	}
 	if (n < 16) {
 		if (n >= 4)
 			set_4x_clamped<B4>(d, uint32_t(splat8(c)), n);
@@ -59,10 +67,7 @@ void *uarch_x86_64_memset_sse2(void *dst, int c, size_t n)
 			set_1_3(d, uint8_t(c), n);
 		return dst;
 	}
-	__m128i v = _mm_set1_epi8(char(c));
-	if (n <= 64)
-		set_4x_clamped<Xmm>(d, v, n);
-	else if (n <= 128)
+	if (n <= 128)
 		set_head_tail<Xmm, 4>(d, v, n);
 	else
 		set_large<Xmm>(d, v, uint8_t(c), n, mem_params);

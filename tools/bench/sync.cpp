@@ -1,0 +1,443 @@
+// uarch-bench sync: barriers and prefetch against their usual forms, in one
+// process, with ratios.
+//
+// Barriers. Every case runs the same loop body, which is what code around a
+// full barrier does: store to one shared variable, barrier, load another
+// (the store-buffering pattern of Dekker, seqlock writers, ring doorbells),
+// then call a function and return. Cases:
+//   none                  no barrier: the loop's own cost
+//   uarch_smp_mb          the inline form: lock addl $0,-132(%rsp)
+//   uarch_smp_mb (call)   the exported function, through a pointer (dlsym)
+//   mfence
+//   atomic_thread_fence   std::atomic_thread_fence(seq_cst), as compiled here
+//                         (gcc 12: lock orq $0,(%rsp); clang 14: mfence)
+//   call+lock (%rsp)      a called function doing lock orq $0,(%rsp); ret: the
+//                         locked op hits the return address the call just
+//                         stored and the ret loads next (seed 003's reason
+//                         for going below the stack pointer)
+//   call+lock -132(%rsp)  the same function with uarch's slot
+// The table gives ns per iteration (CPU time), the barrier's share (minus
+// "none") and the ratio of mfence's time to each.
+//
+// Prefetch. Batched lookups of random 256-byte records in a table far larger
+// than the last-level cache (default 512 MiB): each lookup hashes all 32
+// words of its record in one dependent chain, so out-of-order execution
+// cannot reach far ahead; while batch k is hashed, batch k+1's records are
+// prefetched. Cases: no prefetch; __builtin_prefetch per line; inline
+// uarch_prefetch per line; uarch_prefetch_range (exported, the bound
+// stride); the prefetcht0 variant at strides 64/128/256 (every line, every
+// 2nd, every 4th: how far the hardware's adjacent-line prefetch carries).
+// Record indices come from a counter hash, so every case sees the same
+// sequence and no index array competes for the cache.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+#include "bench.h"
+#include "uarch.h"
+#if defined(__x86_64__)
+#include "arch/x86_64/sync.h"
+#endif
+
+namespace {
+
+// ---- barriers ---------------------------------------------------------------
+
+struct alignas(64) Shared {
+	volatile uint64_t v;
+};
+Shared g_store, g_load;
+
+// The function every iteration calls: it saves and restores a register on
+// the stack, as most non-leaf code does.
+__attribute__((noinline)) uint64_t callee(uint64_t x)
+{
+	__asm__ __volatile__("" : "+r"(x) : : "rbx");
+	return x * 3 + 1;
+}
+
+void (*volatile g_exported_mb)(void);
+
+#if defined(__x86_64__)
+// Called barriers written in assembly, so the compiler adds nothing.
+extern "C" void bench_call_lock_rsp0(void);
+extern "C" void bench_call_lock_rsp132(void);
+__asm__(".text\n"
+	".p2align 4\n"
+	".type bench_call_lock_rsp0, @function\n"
+	"bench_call_lock_rsp0:\n"
+	"\tlock orq $0,(%rsp)\n"
+	"\tret\n"
+	".size bench_call_lock_rsp0, .-bench_call_lock_rsp0\n"
+	".p2align 4\n"
+	".type bench_call_lock_rsp132, @function\n"
+	"bench_call_lock_rsp132:\n"
+	"\tlock addl $0,-132(%rsp)\n"
+	"\tret\n"
+	".size bench_call_lock_rsp132, .-bench_call_lock_rsp132\n");
+#endif
+
+enum class Mb { none, uarch_inline, uarch_call, mfence, thread_fence, call_rsp0, call_rsp132 };
+
+template <Mb kind>
+inline void barrier()
+{
+	if constexpr (kind == Mb::uarch_inline)
+		uarch_smp_mb();
+	else if constexpr (kind == Mb::uarch_call)
+		g_exported_mb();
+	else if constexpr (kind == Mb::thread_fence)
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+#if defined(__x86_64__)
+	else if constexpr (kind == Mb::mfence)
+		__asm__ __volatile__("mfence" ::: "memory");
+	else if constexpr (kind == Mb::call_rsp0)
+		bench_call_lock_rsp0();
+	else if constexpr (kind == Mb::call_rsp132)
+		bench_call_lock_rsp132();
+#endif
+	else
+		__asm__ __volatile__("" ::: "memory");
+}
+
+constexpr int kUnroll = 16;
+
+template <Mb kind>
+void bm_barrier(benchmark::State &st)
+{
+	uint64_t x = 1;
+	for (auto _ : st) {
+		for (int i = 0; i < kUnroll; i++) {
+			g_store.v = x;
+			barrier<kind>();
+			x += g_load.v;
+			x = callee(x);
+		}
+	}
+	benchmark::DoNotOptimize(x);
+	st.counters["per"] = kUnroll;
+}
+
+// ---- prefetch ----------------------------------------------------------------
+
+constexpr size_t kRecord = 256;
+constexpr size_t kWords = kRecord / 8;
+constexpr int kBatch = 16;
+constexpr int kLookups = 1024;   // per benchmark iteration
+
+struct Table {
+	uint64_t *base = nullptr;
+	size_t bytes = 0, records = 0;
+	bool huge = false;
+};
+Table g_table;
+
+inline uint64_t mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+inline const uint64_t *record(uint64_t n)
+{
+	uint64_t i = uint64_t((unsigned __int128)mix(n) * g_table.records >> 64);
+	return g_table.base + i * kWords;
+}
+
+enum class Pf { none, builtin, uarch_inline, range_exported, range_stride };
+
+void (*volatile g_range_fn)(const void *, size_t);
+
+template <Pf kind>
+inline void prefetch_record(const uint64_t *r)
+{
+	if constexpr (kind == Pf::builtin) {
+		for (size_t l = 0; l < kRecord; l += 64)
+			__builtin_prefetch(reinterpret_cast<const char *>(r) + l);
+	} else if constexpr (kind == Pf::uarch_inline) {
+		for (size_t l = 0; l < kRecord; l += 64)
+			uarch_prefetch(reinterpret_cast<const char *>(r) + l);
+	} else if constexpr (kind == Pf::range_exported || kind == Pf::range_stride) {
+		g_range_fn(r, kRecord);
+	}
+}
+
+// One dependent chain through all words of the record.
+inline uint64_t hash_record(const uint64_t *r, uint64_t h)
+{
+	for (size_t k = 0; k < kWords; k++)
+		h = (h ^ r[k]) * 0x9e3779b97f4a7c15ull;
+	return h;
+}
+
+template <Pf kind>
+void bm_lookup(benchmark::State &st, uint32_t stride)
+{
+#if defined(__x86_64__)
+	if (kind == Pf::range_stride) {
+		uarch::set_prefetch_stride(stride);
+		g_range_fn = uarch_x86_64_prefetch_range_t0;
+	}
+#else
+	if (kind == Pf::range_stride) {
+		st.SkipWithError("strides: x86-64 only");
+		return;
+	}
+#endif
+	if (kind == Pf::range_exported)
+		g_range_fn = uarch_prefetch_range;
+	static uint64_t cursor = 0;   // per case: always fresh records
+	uint64_t n = cursor, h = 0;
+	for (auto _ : st) {
+		const uint64_t *next[kBatch], *cur[kBatch];
+		for (int j = 0; j < kBatch; j++)
+			cur[j] = record(n + j);
+		for (int b = 0; b < kLookups; b += kBatch) {
+			n += kBatch;
+			for (int j = 0; j < kBatch; j++) {
+				next[j] = record(n + j);
+				prefetch_record<kind>(next[j]);
+			}
+			for (int j = 0; j < kBatch; j++)
+				h = hash_record(cur[j], h);
+			for (int j = 0; j < kBatch; j++)
+				cur[j] = next[j];
+		}
+	}
+	cursor = n;
+	benchmark::DoNotOptimize(h);
+	st.counters["per"] = kLookups;
+}
+
+bool map_table(size_t mib, bool thp)
+{
+	g_table.bytes = mib << 20;
+	void *m = mmap(nullptr, g_table.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	g_table.huge = madvise(m, g_table.bytes, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0 && thp;
+	g_table.base = static_cast<uint64_t *>(m);
+	g_table.records = g_table.bytes / kRecord;
+	for (size_t i = 0; i < g_table.bytes / 8; i++)
+		g_table.base[i] = mix(i);
+	return true;
+}
+
+// kB of this process's anonymous memory in huge pages.
+long anon_huge_kb()
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	long kb = -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+// ---- results -----------------------------------------------------------------
+
+// ns per inner item (CPU time), keyed "group/case"; the median when
+// repetitions give aggregates.
+class Collector : public benchmark::ConsoleReporter {
+public:
+	std::map<std::string, double> ns;
+	std::map<std::string, bool> from_stat;
+	std::string stat = "median";
+
+	void ReportRuns(const std::vector<Run> &runs) override
+	{
+		ConsoleReporter::ReportRuns(runs);
+		for (const Run &r : runs) {
+			if (r.error_occurred)
+				continue;
+			bool agg = r.run_type == Run::RT_Aggregate;
+			if (agg && r.aggregate_name != stat)
+				continue;
+			std::string key = r.run_name.function_name;
+			if (!agg && from_stat[key])
+				continue;
+			from_stat[key] = agg;
+			auto it = r.counters.find("per");
+			double per = it == r.counters.end() ? 1 : double(it->second);
+			ns[key] = r.GetAdjustedCPUTime() / per;
+		}
+	}
+	double get(const std::string &k) const
+	{
+		auto it = ns.find(k);
+		return it == ns.end() ? NAN : it->second;
+	}
+};
+
+std::string cpu_name()
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	std::string out = "unknown CPU";
+	if (!f)
+		return out;
+	char line[512];
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "model name", 10)) {
+			const char *c = strchr(line, ':');
+			out = c ? c + 2 : line;
+			out.erase(out.find_last_not_of(" \n") + 1);
+			break;
+		}
+	fclose(f);
+	return out;
+}
+
+struct Case {
+	const char *key;    // benchmark name
+	const char *label;  // table label
+};
+
+const Case barrier_cases[] = {
+	{"barrier/none", "none (loop only)"},
+	{"barrier/uarch_smp_mb", "uarch_smp_mb (inline)"},
+	{"barrier/uarch_smp_mb_exported", "uarch_smp_mb (exported, call)"},
+	{"barrier/mfence", "mfence"},
+	{"barrier/atomic_thread_fence", "std::atomic_thread_fence"},
+	{"barrier/call_lock_rsp0", "call; lock orq $0,(%rsp); ret"},
+	{"barrier/call_lock_rsp132", "call; lock addl $0,-132(%rsp); ret"},
+};
+
+const Case prefetch_cases[] = {
+	{"prefetch/none", "no prefetch"},
+	{"prefetch/builtin_prefetch", "__builtin_prefetch per line"},
+	{"prefetch/uarch_prefetch", "uarch_prefetch per line (inline)"},
+	{"prefetch/uarch_prefetch_range", "uarch_prefetch_range (exported)"},
+	{"prefetch/range_stride64", "prefetch_range stride 64 (every line)"},
+	{"prefetch/range_stride128", "prefetch_range stride 128 (every 2nd)"},
+	{"prefetch/range_stride256", "prefetch_range stride 256 (every 4th)"},
+};
+
+} // namespace
+
+int bench_sync(int argc, char **argv)
+{
+	std::string stat = "median";
+	bool quick = false, has_min_time = false, thp = true;
+	size_t table_mib = 0;
+	std::vector<char *> args = {argv[0]};
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "--quick") {
+			quick = true;
+		} else if (a == "--min") {
+			stat = "min";
+		} else if (a == "--no-thp") {
+			thp = false;
+		} else if (a.rfind("--table-mib=", 0) == 0) {
+			table_mib = strtoull(a.c_str() + 12, nullptr, 10);
+		} else if (a == "-h" || a == "--help") {
+			printf("usage: %s [--quick] [--min] [--table-mib=N] [--no-thp] [google benchmark flags]\n"
+			       "  --quick        short runs, 256 MiB table\n"
+			       "  --min          the table uses the fastest repetition, not the median\n"
+			       "  --table-mib=N  size of the lookup table (default 512)\n"
+			       "  --no-thp       4 KiB pages for the table (default: asks for huge pages)\n",
+			       argv[0]);
+			return 0;
+		} else {
+			if (a.rfind("--benchmark_min_time", 0) == 0)
+				has_min_time = true;
+			args.push_back(argv[i]);
+		}
+	}
+	if (!table_mib)
+		table_mib = quick ? 256 : 512;
+	static std::string min_time;
+	if (!has_min_time) {
+		min_time = quick ? "--benchmark_min_time=0.05" : "--benchmark_min_time=0.3";
+		args.push_back(min_time.data());
+	}
+
+	g_exported_mb = reinterpret_cast<void (*)(void)>(dlsym(RTLD_DEFAULT, "uarch_smp_mb"));
+	if (!g_exported_mb) {
+		fprintf(stderr, "uarch-bench sync: uarch_smp_mb not found: %s\n", dlerror());
+		return 1;
+	}
+	if (!map_table(table_mib, thp)) {
+		perror("uarch-bench sync: mmap");
+		return 1;
+	}
+
+	using benchmark::RegisterBenchmark;
+	RegisterBenchmark("barrier/none", bm_barrier<Mb::none>);
+	RegisterBenchmark("barrier/uarch_smp_mb", bm_barrier<Mb::uarch_inline>);
+	RegisterBenchmark("barrier/uarch_smp_mb_exported", bm_barrier<Mb::uarch_call>);
+	RegisterBenchmark("barrier/atomic_thread_fence", bm_barrier<Mb::thread_fence>);
+#if defined(__x86_64__)
+	RegisterBenchmark("barrier/mfence", bm_barrier<Mb::mfence>);
+	RegisterBenchmark("barrier/call_lock_rsp0", bm_barrier<Mb::call_rsp0>);
+	RegisterBenchmark("barrier/call_lock_rsp132", bm_barrier<Mb::call_rsp132>);
+#endif
+	RegisterBenchmark("prefetch/none", bm_lookup<Pf::none>, 0);
+	RegisterBenchmark("prefetch/builtin_prefetch", bm_lookup<Pf::builtin>, 0);
+	RegisterBenchmark("prefetch/uarch_prefetch", bm_lookup<Pf::uarch_inline>, 0);
+	RegisterBenchmark("prefetch/uarch_prefetch_range", bm_lookup<Pf::range_exported>, 0);
+#if defined(__x86_64__)
+	RegisterBenchmark("prefetch/range_stride64", bm_lookup<Pf::range_stride>, 64);
+	RegisterBenchmark("prefetch/range_stride128", bm_lookup<Pf::range_stride>, 128);
+	RegisterBenchmark("prefetch/range_stride256", bm_lookup<Pf::range_stride>, 256);
+#endif
+
+	int bargc = int(args.size());
+	args.push_back(nullptr);
+	benchmark::Initialize(&bargc, args.data());
+	if (benchmark::ReportUnrecognizedArguments(bargc, args.data()))
+		return 2;
+	Collector rep;
+	rep.stat = stat;
+	benchmark::RunSpecifiedBenchmarks(&rep);
+	benchmark::Shutdown();
+
+	printf("\nuarch-bench sync on %s; compiler %s; uarch: smp_mb=%s prefetch_range=%s prefetchw=%s\n",
+	       cpu_name().c_str(), __VERSION__, uarch_impl("smp_mb"), uarch_impl("prefetch_range"),
+	       uarch_impl("prefetchw"));
+	printf("CPU time per iteration (%s); ratio = mfence's time / this time (> 1: faster than mfence)\n\n",
+	       stat == "min" ? "fastest repetition" : "median when repeated");
+
+	double none = rep.get("barrier/none"), mf = rep.get("barrier/mfence");
+	double tf = rep.get("barrier/atomic_thread_fence");
+	printf("%-38s %10s %12s %10s %14s\n", "barrier, in store/barrier/load/call loop", "ns/iter",
+	       "barrier ns", "vs mfence", "vs thread_fence");
+	for (const Case &c : barrier_cases) {
+		double t = rep.get(c.key);
+		if (std::isnan(t))
+			continue;
+		printf("%-38s %10.2f %12.2f %10.2f %14.2f\n", c.label, t, t - none, mf / t, tf / t);
+	}
+
+	double base = rep.get("prefetch/none");
+	printf("\n%zu MiB table (%s), %zu-byte records, batches of %d, ns per lookup; "
+	       "ratio = no-prefetch time / this time\n",
+	       table_mib, anon_huge_kb() > 0 ? "transparent huge pages" : "4 KiB pages", kRecord, kBatch);
+	printf("%-38s %10s %10s\n", "prefetch", "ns/lookup", "speedup");
+	const Case *best = nullptr;
+	double best_t = INFINITY;
+	for (const Case &c : prefetch_cases) {
+		double t = rep.get(c.key);
+		if (std::isnan(t))
+			continue;
+		printf("%-38s %10.2f %10.2f\n", c.label, t, base / t);
+		if (!strncmp(c.key, "prefetch/range_stride", 21) && t < best_t)
+			best = &c, best_t = t;
+	}
+	if (best)
+		printf("fastest stride here: %s\n", best->label);
+	return 0;
+}
