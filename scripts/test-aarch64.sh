@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the arm64 tree with Debian's cross compiler and runs every suite
+# under qemu-aarch64 (qemu-user): meson's exe_wrapper in
+# cross/aarch64-linux-gnu.ini starts each test program in the emulator.
+#   scripts/test-aarch64.sh [meson test args...]   e.g. --suite arm64
+# Needs g++-aarch64-linux-gnu and qemu-user (scripts/deps.sh installs them).
+# Exit status: meson test's.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+dir=build-aarch64
+cross=cross/aarch64-linux-gnu.ini
+for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
+  command -v "$tool" >/dev/null || { echo "== $dir: $tool not found (apt-get install g++-aarch64-linux-gnu qemu-user)"; exit 1; }
+done
+
+rm -f "$dir/meson-logs/testlog.json"
+if [ -f "$dir/build.ninja" ]; then
+  meson setup --reconfigure "$dir" --cross-file "$cross" >"$dir.setup.log" 2>&1
+else
+  meson setup "$dir" --cross-file "$cross" >"$dir.setup.log" 2>&1
+fi || { echo "== $dir: meson setup failed (see $dir.setup.log)"; tail -20 "$dir.setup.log"; exit 1; }
+ninja -C "$dir" >"$dir.build.log" 2>&1 \
+  || { echo "== $dir: build failed (see $dir.build.log)"; grep -E 'error|FAILED' "$dir.build.log" | head -20; exit 1; }
+
+echo "== $dir: meson test (arm64 under $(qemu-aarch64 --version | head -1))"
+meson test -C "$dir" --print-errorlogs "$@" | grep -vE '^ *[0-9]+/[0-9]+ .* OK +[0-9.]+s$'
+exit "${PIPESTATUS[0]}"
