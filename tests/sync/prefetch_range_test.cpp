@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <random>
 #include <vector>
-#include "arch/x86_64/sync.h"
+#include "arch_sync.h"
 
 namespace {
 
@@ -117,8 +117,8 @@ TEST(PrefetchRange, EveryBlockOnceRandom)
 // rounded up, clamped to [16, 4096].
 TEST(PrefetchRange, StrideFromPlan)
 {
-#if !defined(__x86_64__)
-	GTEST_SKIP() << "stride: the x86-64 variant's setter";
+#if !SYNC_TEST_HAVE_ARCH
+	GTEST_SKIP() << "stride: no prefetch_range variant of this architecture";
 #else
 	uint32_t saved = uarch::prefetch_stride_shift();
 	struct { uint32_t stride, shift; } cases[] = {
