@@ -20,6 +20,8 @@ namespace {
 constexpr long futex_wait_bitset_private = 9 | 128, futex_wake_private = 1 | 128;
 constexpr long futex_bitset_match_any = 0xffffffff;
 constexpr uint64_t no_deadline = ~uint64_t(0);
+// A policy that never sleeps yields the CPU this often (see idle_wait).
+constexpr uint64_t spin_yield_ns = 50000;
 
 // Sleepers in the futex stage per hash bucket of the address, one cache
 // line each so that waiters on different words do not share a line.
@@ -83,9 +85,12 @@ const Freq &freq()
 	// of a per cent and any of them is good.
 	ClockSource src = ClockSource::unknown;
 	uint64_t hz = detect_clock_hz(&src);
-	if (hz < 1000000)
-		hz = 1000000;   // a broken source: keep the arithmetic sane
-	__atomic_store_n(&g_freq.ticks_per_ns, (hz / 1000 << 32) / 1000000, __ATOMIC_RELAXED);
+	if (hz < 1000000 || hz > (uint64_t(1) << 35))
+		hz = 1000000000;   // a broken source: keep the arithmetic sane
+	// hz * 2^32 / 10^9 without a 128-bit division: in two steps of 2^22
+	// and 2^10 (hz < 2^35, so hz << 22 fits).
+	uint64_t q = (hz << 22) / 1000000000, r = (hz << 22) % 1000000000;
+	__atomic_store_n(&g_freq.ticks_per_ns, (q << 10) + (r << 10) / 1000000000, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.ns_per_tick, (uint64_t(1000000000) << 32) / hz, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.src, src, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.hz, hz, __ATOMIC_RELEASE);
@@ -275,12 +280,11 @@ int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const
 		futex |= p.stages[i] == Stage::futex;
 	for (uint32_t i = 0; i < nstages && p.stages[i] != Stage::futex; i++) {
 		Stage s = last = p.stages[i];
-		uint64_t dl = end;
-		if (i + 1 < nstages) {   // not the last: bounded by its budget
-			uint64_t budget = s == Stage::spin ? p.spin_ns : p.monitor_ns;
-			uint64_t b = add_sat(clock_now(), ticks_from_ns(budget));
-			dl = b < dl ? b : dl;
-		}
+		if (!futex && i + 1 == nstages)
+			break;   // the last stage of a policy that never sleeps: below
+		uint64_t budget = s == Stage::spin ? p.spin_ns : p.monitor_ns;
+		uint64_t dl = add_sat(clock_now(), ticks_from_ns(budget));
+		dl = dl < end ? dl : end;
 		if (run_stage(s, addr, expected, dl, p.umwait_c01) == 0)
 			return 0;
 		if (dl == end && end != no_deadline)
@@ -288,16 +292,30 @@ int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const
 	}
 	if (futex)
 		return stage_futex(addr, expected, timeout_ns < 0 ? -1 : mono_deadline(start, timeout_ns));
-	// A policy without a futex stage (a pure spin): the idle clock said the
-	// time is up; CLOCK_MONOTONIC decides, and the stage goes on until then.
-	int64_t dl = mono_deadline(start, timeout_ns);
+	// A policy without a futex stage (a pure spin): its last stage runs
+	// until the word changes or the time is up, in slices with a
+	// sched_yield between them, so that on an oversubscribed machine the
+	// thread that will store gets the CPU (else each handoff costs a whole
+	// scheduler time slice). The idle clock's deadline is confirmed
+	// against CLOCK_MONOTONIC before ETIMEDOUT.
+	int64_t dl = -1;
 	for (;;) {
-		int64_t now = mono_now_ns();
-		if (now >= dl)
-			return load(addr) != expected ? 0 : ETIMEDOUT;
-		uint64_t t = add_sat(clock_now(), ticks_from_ns(uint64_t(dl - now)));
+		uint64_t now = clock_now(), t = add_sat(now, ticks_from_ns(spin_yield_ns));
+		if (end != no_deadline) {
+			if (now >= end) {
+				if (dl < 0)
+					dl = mono_deadline(start, timeout_ns);
+				int64_t m = mono_now_ns();
+				if (m >= dl)
+					return load(addr) != expected ? 0 : ETIMEDOUT;
+				end = add_sat(now, ticks_from_ns(uint64_t(dl - m)));
+			}
+			t = t < end ? t : end;
+		}
 		if (run_stage(last, addr, expected, t, p.umwait_c01) == 0)
 			return 0;
+		if (t != end)
+			sys::call6(sys::nr_sched_yield);
 	}
 }
 

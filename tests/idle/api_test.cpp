@@ -1,0 +1,87 @@
+// The public C API through libuarch.so: argument checks, timeouts, a
+// ping-pong, and the bound policy's name (which UARCH_TUNABLES can change:
+// UARCH_EXPECT_IDLE names what the test run expects).
+#include <gtest/gtest.h>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include "uarch.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+TEST(IdleApi, BoundPolicyName)
+{
+	const char *name = uarch_impl("idle_wait");
+	ASSERT_NE(name, nullptr);
+	std::printf("  idle_wait: %s\n", name);
+	if (const char *want = std::getenv("UARCH_EXPECT_IDLE"))
+		EXPECT_STREQ(name, want);
+	else
+		EXPECT_NE(std::strstr(name, "futex"), nullptr) << "the default policy ends in the futex";
+}
+
+TEST(IdleApi, Arguments)
+{
+	alignas(8) uint32_t w[2] = {1, 1};
+	EXPECT_EQ(uarch_idle_wait(nullptr, 0, -1), EINVAL);
+	EXPECT_EQ(uarch_idle_wait(reinterpret_cast<const uint32_t *>(reinterpret_cast<char *>(w) + 1), 1, -1), EINVAL);
+	EXPECT_EQ(uarch_idle_wait(&w[0], 2, -1), 0);      // already differs
+	EXPECT_EQ(uarch_idle_wait(&w[0], 1, 0), ETIMEDOUT);
+	EXPECT_EQ(uarch_idle_wake(nullptr, 1), 0);
+	EXPECT_EQ(uarch_idle_wake(&w[0], INT_MAX), 0);     // nobody sleeps
+}
+
+TEST(IdleApi, Timeout)
+{
+	alignas(4) uint32_t w = 0;
+	for (int i = 0; i < 5; i++) {
+		auto t0 = Clock::now();
+		EXPECT_EQ(uarch_idle_wait(&w, 0, 1000000), ETIMEDOUT);
+		auto el = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+		EXPECT_GE(el, 1000000);
+		EXPECT_LT(el, 50000000);
+	}
+}
+
+// 20000 handoffs, or fewer when a busy machine makes them slow (2 s).
+TEST(IdleApi, PingPong)
+{
+	alignas(64) static uint32_t w, limit;
+	w = 0;
+	limit = 20000;
+	static uint32_t moves[2];
+	auto player = [](uint32_t parity) {
+		for (;;) {
+			uint32_t cur;
+			while (((cur = __atomic_load_n(&w, __ATOMIC_ACQUIRE)) & 1) != parity)
+				EXPECT_EQ(uarch_idle_wait(&w, cur, -1), 0);
+			uint32_t lim = __atomic_load_n(&limit, __ATOMIC_ACQUIRE);
+			__atomic_store_n(&w, cur + 1, __ATOMIC_RELEASE);
+			uarch_idle_wake(&w, 1);
+			if (cur >= lim)
+				return;
+			moves[parity]++;
+		}
+	};
+	auto t0 = Clock::now();
+	std::thread a(player, 0), b(player, 1);
+	while (__atomic_load_n(&w, __ATOMIC_ACQUIRE) < limit &&
+	       std::chrono::duration<double>(Clock::now() - t0).count() < 2.0)
+		std::this_thread::sleep_for(std::chrono::milliseconds(2));
+	uint32_t now = __atomic_load_n(&w, __ATOMIC_ACQUIRE);
+	if (now < limit)
+		__atomic_store_n(&limit, now, __ATOMIC_RELEASE);
+	a.join();
+	b.join();
+	EXPECT_LE(moves[0] > moves[1] ? moves[0] - moves[1] : moves[1] - moves[0], 1u);
+	EXPECT_GE(moves[0] + moves[1], 100u);
+	std::printf("  %u handoffs in %.3f s\n", moves[0] + moves[1],
+		    std::chrono::duration<double>(Clock::now() - t0).count());
+}
+
+} // namespace
