@@ -16,8 +16,9 @@
 //                         stored and the ret loads next (seed 003's reason
 //                         for going below the stack pointer)
 //   call+lock -132(%rsp)  the same function with uarch's slot
-// The table gives ns per iteration (CPU time), the barrier's share (minus
-// "none") and the ratio of mfence's time to each.
+// Each case runs at 64 stack depths (see barrier_at_depth). The table gives
+// ns per iteration (CPU time), the barrier's share (minus "none") and the
+// ratio of mfence's time to each.
 //
 // Prefetch. Batched lookups of random 256-byte records in a table far larger
 // than the last-level cache (default 512 MiB): each lookup hashes all 32
@@ -107,19 +108,43 @@ inline void barrier()
 		__asm__ __volatile__("" ::: "memory");
 }
 
-constexpr int kUnroll = 16;
+constexpr int kUnroll = 64;
+constexpr int kDepths = 64;   // stack depths, 64 bytes apart: one page
+
+template <Mb kind>
+__attribute__((noinline)) uint64_t barrier_loop(uint64_t x)
+{
+	for (int i = 0; i < kUnroll; i++) {
+		g_store.v = x;
+		barrier<kind>();
+		x += g_load.v;
+		x = callee(x);
+	}
+	return x;
+}
+
+// Runs the loop with the stack pointer moved down by depth bytes. Zen 3
+// shows 4 KiB aliasing between the barrier's stack slot and the shared
+// variables: at unlucky stack addresses (the slot's low 12 bits near a
+// shared variable's) a loop runs up to 5x slower, for (%rsp) and
+// -132(%rsp) alike, only at different depths. A single depth would
+// compare luck; every case instead cycles through a page of depths.
+template <Mb kind>
+__attribute__((noinline)) uint64_t barrier_at_depth(uint64_t x, size_t depth)
+{
+	volatile char *pad = static_cast<volatile char *>(__builtin_alloca(depth + 16));
+	pad[0] = 0;
+	return barrier_loop<kind>(x) + pad[0];
+}
 
 template <Mb kind>
 void bm_barrier(benchmark::State &st)
 {
 	uint64_t x = 1;
+	size_t d = 0;
 	for (auto _ : st) {
-		for (int i = 0; i < kUnroll; i++) {
-			g_store.v = x;
-			barrier<kind>();
-			x += g_load.v;
-			x = callee(x);
-		}
+		x = barrier_at_depth<kind>(x, d * 64);
+		d = (d + 1) % kDepths;
 	}
 	benchmark::DoNotOptimize(x);
 	st.counters["per"] = kUnroll;
@@ -330,7 +355,7 @@ const Case prefetch_cases[] = {
 int bench_sync(int argc, char **argv)
 {
 	std::string stat = "median";
-	bool quick = false, has_min_time = false, thp = true;
+	bool quick = false, has_min_time = false, has_reps = false, has_interleave = false, thp = true;
 	size_t table_mib = 0;
 	std::vector<char *> args = {argv[0]};
 	for (int i = 1; i < argc; i++) {
@@ -352,18 +377,30 @@ int bench_sync(int argc, char **argv)
 			       argv[0]);
 			return 0;
 		} else {
-			if (a.rfind("--benchmark_min_time", 0) == 0)
-				has_min_time = true;
+			has_min_time |= a.rfind("--benchmark_min_time", 0) == 0;
+			has_reps |= a.rfind("--benchmark_repetitions", 0) == 0;
+			has_interleave |= a.rfind("--benchmark_enable_random_interleaving", 0) == 0;
 			args.push_back(argv[i]);
 		}
 	}
 	if (!table_mib)
 		table_mib = quick ? 256 : 512;
-	static std::string min_time;
+	// Defaults for a shared, noisy machine: several repetitions in random
+	// order (drift and other load hit every case alike), medians in the
+	// table. Any of these given on the command line wins.
+	static std::string min_time, reps, interleave = "--benchmark_enable_random_interleaving=true",
+					     aggregates = "--benchmark_display_aggregates_only=true";
 	if (!has_min_time) {
-		min_time = quick ? "--benchmark_min_time=0.05" : "--benchmark_min_time=0.3";
+		min_time = quick ? "--benchmark_min_time=0.03" : "--benchmark_min_time=0.2";
 		args.push_back(min_time.data());
 	}
+	if (!has_reps) {
+		reps = quick ? "--benchmark_repetitions=3" : "--benchmark_repetitions=7";
+		args.push_back(reps.data());
+		args.push_back(aggregates.data());
+	}
+	if (!has_interleave)
+		args.push_back(interleave.data());
 
 	g_exported_mb = reinterpret_cast<void (*)(void)>(dlsym(RTLD_DEFAULT, "uarch_smp_mb"));
 	if (!g_exported_mb) {
