@@ -165,12 +165,13 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		t->stosb_max = ~uint64_t(0);
 		// Zen 3 (no FSRS): measured with uarch-bench mem, the avx2 store
 		// loop fills 2-4 KiB in about half the time of rep stosb (3000 B:
-		// 47 ns against 88 ns) and is level with it or ahead from 8 KiB
-		// to 4 MiB, so rep stosb is never chosen there (stosb_min = max
-		// keeps rep_stosb_threshold a one-key tunable). Other Zen
-		// generations are unmeasured and keep glibc's threshold.
+		// 47 ns against 88 ns) and is level with it or ahead up to 16 MiB;
+		// past the L3 rep stosb wins (64 MiB: the loop takes 1.6-1.8x as
+		// long, it pays a read for ownership per line). So rep stosb only
+		// from the non-temporal threshold. Other Zen generations are
+		// unmeasured and keep glibc's threshold.
 		if (c.zen == Zen::zen3 && !c.has(f_fsrs))
-			t->stosb_min = ~uint64_t(0);
+			t->stosb_min = t->nt_min;
 	}
 	// Every line, on every vendor. uarch-bench sync on Zen 3 (random
 	// 256-byte records, 512 MiB table, next batch prefetched): every line

@@ -41,7 +41,17 @@ struct B4 {
 struct B8 {
 	using T = uint64_t;
 	static constexpr size_t size = 8;
-	static UARCH_INLINE T load(const char *p) { return *reinterpret_cast<const u64u *>(p); }
+	static UARCH_INLINE T load(const char *p)
+	{
+		T v = *reinterpret_cast<const u64u *>(p);
+#if defined(__clang__)
+		// clang has no general-regs-only target on x86: pin the value to
+		// a general register so its SLP vectorizer cannot merge the moves
+		// of the gpr variant into SSE ones.
+		__asm__("" : "+r"(v));
+#endif
+		return v;
+	}
 	static UARCH_INLINE void store(char *p, T v) { *reinterpret_cast<u64u *>(p) = v; }
 	static UARCH_INLINE void store_aligned(char *p, T v) { *reinterpret_cast<uint64_t *>(p) = v; }
 	// movnti: SSE2, every x86-64 CPU has it.
