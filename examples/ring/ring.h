@@ -39,10 +39,11 @@
 //     messages: one spurious wake-up, which waits tolerate.
 //  4. No other barrier is needed: the payloads and indices need only 1.,
 //     and a stale sleeping word costs at most a spurious wake-up.
-//  5. The closed flag is stored with release after the last head; the
-//     consumer loads it with acquire before head, so "closed and head ==
-//     tail" means no message is left. close() then wakes a consumer asleep
-//     at the final head, as a push would.
+//  5. close() queues an end-of-stream record like a message, so it is
+//     ordered behind the last one by 1. and wakes a sleeper by 2. (A bare
+//     "closed" flag plus a wake-up would not do: uarch_idle_wake wakes only
+//     a waiter that has reached the futex; one still spinning sees nothing
+//     until the word it watches changes, then sleeps through the wake-up.)
 //
 // The barrier, the wait and the copy are template parameters so that
 // ring-bench can swap each for its naive counterpart; the defaults are the
@@ -177,16 +178,14 @@ public:
 	// Producer side. push() waits while the ring is full; try_push() returns
 	// EAGAIN instead. Both return 0, EMSGSIZE (len > slot_size) or EPIPE
 	// (after close()).
-	int push(const void *p, uint32_t len) { return put(p, len, true); }
-	int try_push(const void *p, uint32_t len) { return put(p, len, false); }
+	int push(const void *p, uint32_t len) { return len > slot_size_ ? EMSGSIZE : put(p, len, true); }
+	int try_push(const void *p, uint32_t len) { return len > slot_size_ ? EMSGSIZE : put(p, len, false); }
 
-	// Producer side: no more messages. The consumer drains what is queued,
-	// then pop() returns -EPIPE.
-	void close()
-	{
-		__atomic_store_n(&head_.closed, 1u, __ATOMIC_RELEASE);
-		notify(&head_.v, &cons_event_.v, prod_.head, prod_);
-	}
+	// Producer side: no more messages. Queues an end-of-stream record behind
+	// them (waiting, as push() does, while the ring is full): the consumer
+	// drains what is queued, then pop() returns -EPIPE. Returns 0, or EPIPE
+	// when already closed.
+	int close() { return put(nullptr, eof, true); }
 
 	// Consumer side. pop() waits while the ring is empty; try_pop() returns
 	// -EAGAIN instead. Both return the message length, -EMSGSIZE (cap is
@@ -203,6 +202,7 @@ private:
 	// apart is what keeps the two sides from sharing one.
 	static constexpr size_t line = 128;
 	static constexpr size_t header = 8; // uint32_t length, 4 bytes unused
+	static constexpr uint32_t eof = ~0u; // the length of the end-of-stream record
 
 	char *slot(uint32_t i) const { return slots_ + size_t(i & mask_) * stride_; }
 
@@ -245,11 +245,10 @@ private:
 		}
 	}
 
+	// len: 0..slot_size, or eof for close().
 	int put(const void *p, uint32_t len, bool block)
 	{
-		if (len > slot_size_)
-			return EMSGSIZE;
-		if (__atomic_load_n(&head_.closed, __ATOMIC_RELAXED))
+		if (prod_.closed)
 			return EPIPE;
 		const uint32_t h = prod_.head;
 		if (h - prod_.tail_cache > mask_) {
@@ -265,7 +264,10 @@ private:
 		}
 		char *s = slot(h);
 		std::memcpy(s, &len, sizeof len);
-		Copy::copy(s + header, p, len);
+		if (len != eof)
+			Copy::copy(s + header, p, len);
+		else
+			prod_.closed = true;
 		__atomic_store_n(&head_.v, h + 1, __ATOMIC_RELEASE);
 		prod_.head = h + 1;
 		// The slot after this one, if the consumer has freed it.
@@ -279,25 +281,21 @@ private:
 	{
 		const uint32_t t = cons_.tail;
 		if (cons_.head_cache == t) {
-			uint32_t closed = __atomic_load_n(&head_.closed, __ATOMIC_ACQUIRE);
 			cons_.head_cache = __atomic_load_n(&head_.v, __ATOMIC_ACQUIRE);
 			if (cons_.head_cache == t) {
-				if (closed)
-					return -EPIPE;
 				if (!block)
 					return -EAGAIN;
 				sleep_until(&head_.v, &cons_event_.v, t, cons_.stats, [&] {
-					closed = __atomic_load_n(&head_.closed, __ATOMIC_ACQUIRE);
 					cons_.head_cache = __atomic_load_n(&head_.v, __ATOMIC_ACQUIRE);
-					return cons_.head_cache != t || closed;
+					return cons_.head_cache != t;
 				});
-				if (cons_.head_cache == t)
-					return -EPIPE;
 			}
 		}
 		const char *s = slot(t);
 		uint32_t len;
 		std::memcpy(&len, s, sizeof len);
+		if (len == eof)
+			return -EPIPE; // stays queued: every later pop says so too
 		if (len > cap)
 			return -EMSGSIZE;
 		// The next message, if it is already published.
@@ -311,13 +309,10 @@ private:
 	}
 
 	// Shared words, one per line pair: written by one side, read by the other.
-	struct alignas(line) Head {
-		uint32_t v;          // next index the producer writes
-		uint32_t closed = 0; // producer: no more messages
-	} head_;
 	struct alignas(line) Word {
 		uint32_t v = 0;
 	};
+	Word head_;       // next index the producer writes
 	Word tail_;       // next index the consumer reads
 	Word cons_event_; // the consumer sleeps until head_ leaves this value
 	Word prod_event_; // the producer sleeps until tail_ leaves this value
@@ -325,6 +320,7 @@ private:
 	// Each side's own copies and counters.
 	struct alignas(line) Producer {
 		uint32_t head, tail_cache;
+		bool closed = false;
 		SideStats stats;
 	} prod_;
 	struct alignas(line) Consumer {

@@ -138,7 +138,7 @@ Outcome drive(const Plan &plan, const char *what)
 			if (plan.slow_producer)
 				delay();
 		}
-		ring.close();
+		EXPECT_EQ(ring.close(), 0);
 	});
 	std::vector<unsigned char> got(plan.slot_size), want(plan.slot_size);
 	Delays delay(67890);
@@ -293,7 +293,47 @@ TYPED_TEST(RingTest, CloseWakesSleepingConsumer)
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
 	ASSERT_EQ(ring.push("x", 1), 0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
-	ring.close();
+	EXPECT_EQ(ring.close(), 0);
+	consumer.join();
+}
+
+// close() right behind a message, at random moments of the consumer's
+// wait (spinning, in a monitor wait or asleep in the futex): the
+// end-of-stream record always gets through.
+TYPED_TEST(RingTest, CloseRacesTheConsumersWait)
+{
+	Watchdog dog(20, "CloseRacesTheConsumersWait");
+	std::mt19937 rng(4242);
+	for (int i = 0; i < 200; i++) {
+		TypeParam ring(2, 8);
+		std::thread consumer([&] {
+			char b[8];
+			EXPECT_EQ(ring.pop(b, sizeof b), 1);
+			EXPECT_EQ(ring.pop(b, sizeof b), -EPIPE);
+		});
+		auto pause = std::chrono::microseconds(rng() % 60);
+		std::this_thread::sleep_for(pause);
+		ASSERT_EQ(ring.push("x", 1), 0);
+		for (uint32_t n = rng() % 4096; n--;)
+			uarch_cpu_relax();
+		ASSERT_EQ(ring.close(), 0);
+		consumer.join();
+	}
+}
+
+// close() on a full ring waits for a free slot, as push() does.
+TYPED_TEST(RingTest, CloseWaitsWhileFull)
+{
+	TypeParam ring(1, 8);
+	Watchdog dog(10, "CloseWaitsWhileFull");
+	ASSERT_EQ(ring.push("a", 1), 0);
+	std::thread consumer([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		char b[8];
+		EXPECT_EQ(ring.pop(b, sizeof b), 1);
+		EXPECT_EQ(ring.pop(b, sizeof b), -EPIPE);
+	});
+	EXPECT_EQ(ring.close(), 0);
 	consumer.join();
 }
 
@@ -301,7 +341,7 @@ TYPED_TEST(RingTest, CloseWakesSleepingConsumer)
 // moment this side would fall asleep, and checks that that code sent the
 // wake-up the sleeper needs (one thread, every interleaving chosen).
 struct WaitScripted {
-	static constexpr const char *name = "scripted";
+	[[maybe_unused]] static constexpr const char *name = "scripted";
 	static constexpr bool sleeps = true;
 	static inline std::function<void()> other_side;
 	static inline int waits = 0, wakes = 0, lost = 0;
@@ -402,7 +442,8 @@ TEST(Ring, TryPushTryPop)
 	EXPECT_EQ(r.try_pop(b, 2), 2) << "the message stayed queued";
 	EXPECT_EQ(std::string(b, 2), "cd");
 	EXPECT_EQ(r.try_push("yz", 2), 0);
-	r.close();
+	EXPECT_EQ(r.close(), 0);
+	EXPECT_EQ(r.close(), EPIPE);
 	EXPECT_EQ(r.try_push("x", 1), EPIPE);
 	EXPECT_EQ(r.push("x", 1), EPIPE);
 	EXPECT_EQ(r.try_pop(b, 8), 3);
@@ -418,7 +459,9 @@ TEST(Ring, TryPushTryPop)
 // with a message naming the test, not left to hang.
 TEST(RingDeathTest, WatchdogTurnsHangIntoFailure)
 {
-	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	// The default "fast" style: fork without exec, which also works under
+	// qemu-user (no re-exec of a foreign binary). Death tests run first,
+	// while this process has no other thread.
 	EXPECT_DEATH(
 		{
 			Ring<> r(4, 8);
