@@ -1,6 +1,17 @@
 // The idle wait: spin, then a monitor/wait instruction, then the futex,
-// as the policy's stage list says. Every stage re-checks the word, and the
-// futex stage is last, so a wake-up is never lost.
+// as the policy's stage list says (src/idle/stages.h has the stages).
+//
+// idle_wait: 0 once *addr != expected was seen or a wake arrived (which may
+// be spurious: callers re-check), ETIMEDOUT once timeout_ns has passed by
+// CLOCK_MONOTONIC (never earlier; < 0: no timeout; 0: only a check),
+// EINVAL for a NULL or misaligned addr. Every stage re-checks the word
+// after arming itself, and the futex stage is last and counts its sleepers,
+// so a store followed by idle_wake is never slept through.
+//
+// idle_wake: call after storing a new value; wakes up to count sleepers
+// (count < 0 or INT_MAX: all; 0: none) and returns how many the kernel
+// woke. A full barrier and one load when nobody sleeps in the futex stage
+// for the address's bucket: no system call.
 #pragma once
 #include <stdint.h>
 #include "select/plan.h"

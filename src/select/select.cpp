@@ -195,13 +195,13 @@ static void x86_idle(const Cpu &c, IdlePolicy *p)
 		p->stages[p->nstages++] = monitor;
 	p->stages[p->nstages++] = Stage::futex;
 
-	// Without a monitor stage: spin about as long as a futex sleep and
-	// wake-up costs (measured with uarch-bench idle on Zen 3 under KVM:
-	// FUTEX_WAKE to the sleeper's return is 10-40 us there), so a wait
-	// that ends soon never pays the sleep, and a long one wastes at most
-	// that much (the competitive spin-then-block rule): 10 us. It keeps
-	// a 5 ms wait at 0.2% of a CPU.
-	p->spin_ns = 10000;
+	// Without a monitor stage: spin about as long as a futex sleep costs
+	// in wake-up latency (uarch-bench idle on Zen 3 under KVM: FUTEX_WAKE
+	// to the sleeper's return, p50 12-16 us for 10-50 us waits), so a
+	// wait that ends within that time never sleeps, and a longer one
+	// wastes at most that much CPU (the 2-competitive spin-then-block
+	// rule): 15 us. That is 0.3% of a CPU in a 5 ms wait.
+	p->spin_ns = 15000;
 	// The monitor stage: the waiter stops issuing instructions but wakes
 	// on the store within the cache-line transfer (UMWAIT C0.1, MWAITX in
 	// C0: no C-state exit; seed 004 measured MWAIT's exit below HLT's on

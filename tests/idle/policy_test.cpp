@@ -38,7 +38,7 @@ struct Pin {
 };
 
 // The budgets: see x86_idle() in src/select/select.cpp for their sources.
-constexpr uint32_t kSpin = 10000, kSpinBeforeMonitor = 2000, kMonitor = 100000;
+constexpr uint32_t kSpin = 15000, kSpinBeforeMonitor = 2000, kMonitor = 100000;
 
 const Pin pins[] = {
 	{"GenuineIntel00806F8_SapphireRapids_05_CPUID.txt", "spin+umwait+futex", kSpinBeforeMonitor, kMonitor},
