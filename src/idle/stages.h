@@ -92,10 +92,10 @@ int stage_tpause(const uint32_t *addr, uint32_t expected, uint64_t deadline, boo
 // delay loop), 0 allows C1 (hint 0).
 int stage_mwaitx(const uint32_t *addr, uint32_t expected, uint64_t deadline, bool c01) UARCH_IDLE_HIDDEN;
 
-// arm64 WFE / WFET: implemented in src/arch/aarch64 (a weak fallback that
-// spins stands in until then). Same contract as the others: WFE wakes on
-// the event stream and on any write to the monitored granule (LDAXR arms
-// it); spurious wakes are expected, so loop and re-check.
+// arm64 WFE / WFET: src/arch/aarch64/idle_wfe.cpp. Same contract as the
+// others: WFE wakes on the event stream and on any write to the monitored
+// granule (LDAXR arms it); spurious wakes are expected, so loop and
+// re-check.
 int stage_wfe(const uint32_t *addr, uint32_t expected, uint64_t deadline) UARCH_IDLE_HIDDEN;
 int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline) UARCH_IDLE_HIDDEN;
 
