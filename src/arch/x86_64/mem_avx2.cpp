@@ -54,8 +54,8 @@ UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 		copy_head_tail<Ymm, 2>(d, s, n);
 	else if (n <= 256)
 		copy_head_tail<Ymm, 4>(d, s, n);
-	else if (n <= 512)
-		copy_head_tail<Ymm, 8>(d, s, n);
+	else if (uintptr_t(d) - uintptr_t(s) >= n && n < mem_params.movsb_min && n <= mem_params.nt_min - 1)
+		copy_fwd_loop<Ymm, false>(d, s, n);   // forward-safe, below every window: no call
 	else
 		move_large<Ymm>(d, s, n, mem_params);
 	return dst;
@@ -89,6 +89,8 @@ void *uarch_x86_64_memset_avx2(void *dst, int c, size_t n)
 		set_head_tail<Ymm, 2>(d, v, n);
 	else if (n <= 256)
 		set_head_tail<Ymm, 4>(d, v, n);
+	else if (n < mem_params.stosb_min)
+		set_fwd_loop<Ymm>(d, v, n);   // below the rep stosb window: no call
 	else
 		set_large<Ymm>(d, v, uint8_t(c), n, mem_params);
 	return dst;

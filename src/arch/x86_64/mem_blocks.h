@@ -175,19 +175,21 @@ UARCH_INLINE bool movsb_distance_ok(const char *d, const char *s)
 // d < s with any overlap: the loop stores to dst below where it loads from
 // src, so no source byte is overwritten before it was loaded.
 //
-// The first vector and the last four are loaded before the loop and stored
-// after it. The loop stores aligned 4-vector groups from the first
-// V-aligned dst address above d. Invariant at the loop head: [d + size,
-// dl) is stored, [d, d + size) is in `head`, and rem = d + n - dl > 0
-// bytes remain, the last 4 * size of which are in t0..t3.
+// The first two vectors and the last four are loaded before the loop and
+// stored after it. The loop stores aligned 4-vector groups from the first
+// 2 * V::size-aligned dst address above d (whole cache lines per group
+// when V::size >= 32). Invariant at the loop head: [d + 2 * size, dl) is
+// stored, [d, d + 2 * size) is in h0, h1, and rem = d + n - dl bytes
+// remain, the last 4 * size of which are in t0..t3 (dl <= d + 2 * size
+// < d + n - 2 * size, so the saved head and tail cover what is left).
 template <class V, bool NT>
 UARCH_INLINE void copy_fwd_loop(char *d, const char *s, size_t n)
 {
 	constexpr size_t w = V::size;
-	typename V::T head = V::load(s);
+	typename V::T h0 = V::load(s), h1 = V::load(s + w);
 	typename V::T t0 = V::load(s + n - 4 * w), t1 = V::load(s + n - 3 * w),
 		      t2 = V::load(s + n - 2 * w), t3 = V::load(s + n - w);
-	size_t skew = w - (uintptr_t(d) & (w - 1));   // 1..w
+	size_t skew = 2 * w - (uintptr_t(d) & (2 * w - 1));   // 1..2w
 	char *dl = d + skew;
 	const char *sl = s + skew;
 	size_t rem = n - skew;
@@ -218,7 +220,8 @@ UARCH_INLINE void copy_fwd_loop(char *d, const char *s, size_t n)
 	V::store(de - 3 * w, t1);
 	V::store(de - 2 * w, t2);
 	V::store(de - w, t3);
-	V::store(d, head);
+	V::store(d, h0);
+	V::store(d + w, h1);
 }
 
 // Backward copy, n > 4 * V::size, for d > s with overlap (the mirror image):
@@ -283,6 +286,26 @@ __attribute__((noinline)) void move_large(char *d, const char *s, size_t n, cons
 		copy_fwd_loop<V, false>(d, s, n);
 }
 
+// Fill, n >= 4 * V::size: four vectors unaligned at each end, and between
+// them aligned 4-vector groups from the first 2 * V::size-aligned address
+// past the head (so each group covers whole cache lines when V::size >= 32).
+// A group starts below d + n - 4 * size, so it ends inside [d, d + n).
+template <class V>
+UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
+{
+	constexpr size_t w = V::size;
+	set_head_tail<V, 2>(d, v, 4 * w);
+	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(2 * w - 1));
+	char *end = d + n - 4 * w;
+	for (; dl < end; dl += 4 * w) {
+		V::store_aligned(dl, v);
+		V::store_aligned(dl + w, v);
+		V::store_aligned(dl + 2 * w, v);
+		V::store_aligned(dl + 3 * w, v);
+	}
+	set_head_tail<V, 2>(end, v, 4 * w);
+}
+
 // memset for n > 4 * V::size.
 template <class V>
 __attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, size_t n, const MemParams &p)
@@ -295,18 +318,7 @@ __attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, si
 		rep_stosb(d + skew, c, n - skew);
 		return;
 	}
-	// Head vector unaligned, aligned 4-vector groups, last four unaligned.
-	// Invariant: [d, dl) is set, rem = d + n - dl.
-	V::store(d, v);
-	char *dl = d + (w - (uintptr_t(d) & (w - 1)));
-	size_t rem = d + n - dl;
-	for (; rem > 4 * w; rem -= 4 * w, dl += 4 * w) {
-		V::store_aligned(dl, v);
-		V::store_aligned(dl + w, v);
-		V::store_aligned(dl + 2 * w, v);
-		V::store_aligned(dl + 3 * w, v);
-	}
-	set_head_tail<V, 2>(d + n - 4 * w, v, 4 * w);
+	set_fwd_loop<V>(d, v, n);
 }
 
 } // namespace
