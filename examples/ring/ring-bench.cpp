@@ -4,13 +4,16 @@
 // as a table and the ratios seed 003 is about.
 //
 //   ring-bench [--quick] [--messages N] [--trickle-messages N] [--size B]
-//              [--capacity C] [--mode burst|trickle|both] [--pause-us U]
+//              [--capacity C] [--mode burst|trickle|both] [--pause-us LIST]
 //              [--rounds R] [--combos axes|all] [--barrier LIST]
-//              [--wait LIST] [--copy LIST] [--cpus P,C]
+//              [--wait LIST] [--copy LIST] [--cpus P,C] [--no-seed] [--verbose]
 //
 // burst: the producer pushes as fast as it can. trickle: it sleeps U
-// microseconds (default 20) after every message. Both sides sleep when idle
-// unless the wait is "spin" (the seed's ringtest --sleep).
+// microseconds after every message, for each U in the list (default 20 and
+// 200: shorter and much longer than uarch's 15 us spin before the futex).
+// Both sides sleep when idle unless the wait is "spin" (the seed's ringtest
+// --sleep). "burst 1 CPU" rows are the seed's own setup: both threads on the
+// producer's CPU, sleeping in the kernel (futex), barrier by barrier.
 #include "ring.h"
 
 #include <algorithm>
@@ -193,9 +196,17 @@ double median(std::vector<double> v)
 
 struct Row {
 	Mode mode;
+	uint32_t pause_us;
+	bool seed; // seed 003's setup: both threads on one CPU
 	Combo c;
 	std::vector<Result> runs;
 	uint32_t messages;
+	std::string label() const
+	{
+		if (seed)
+			return "burst 1 CPU";
+		return mode == Mode::burst ? "burst" : "trickle " + std::to_string(pause_us) + "us";
+	}
 	double rate() const
 	{
 		std::vector<double> v;
@@ -215,11 +226,12 @@ struct Row {
 void usage()
 {
 	std::fputs("usage: ring-bench [--quick] [--messages N] [--trickle-messages N] [--size B]\n"
-		   "                  [--capacity C] [--mode burst|trickle|both] [--pause-us U]\n"
+		   "                  [--capacity C] [--mode burst|trickle|both] [--pause-us LIST]\n"
 		   "                  [--rounds R] [--combos axes|all] [--barrier LIST] [--wait LIST]\n"
-		   "                  [--copy LIST] [--cpus P,C]\n"
+		   "                  [--copy LIST] [--cpus P,C] [--no-seed] [--verbose]\n"
 		   "  LISTs are comma-separated: barrier uarch,mfence,seq_cst; wait uarch,futex,spin;\n"
-		   "  copy uarch,libc. axes: the all-uarch row and each primitive swapped alone.\n",
+		   "  copy uarch,libc. axes: the all-uarch row and each primitive swapped alone.\n"
+		   "  Unless --no-seed: seed 003's setup too (burst, both threads on CPU P, futex).\n",
 		   stderr);
 }
 
@@ -228,8 +240,9 @@ void usage()
 int main(int argc, char **argv)
 {
 	Config base;
-	uint32_t burst_n = 1000000, trickle_n = 5000, rounds = 7;
-	std::string modes = "both", combos = "axes", barriers, waits, copies;
+	uint32_t burst_n = 1000000, trickle_n = 3000, rounds = 7;
+	std::string modes = "both", combos = "axes", barriers, waits, copies, pauses_arg = "20,200";
+	bool seed_rows = true, verbose = false;
 	bool cpus_given = false;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -241,7 +254,7 @@ int main(int argc, char **argv)
 			return argv[++i];
 		};
 		if (a == "--quick")
-			burst_n = 200000, trickle_n = 1000, rounds = 5;
+			burst_n = 300000, trickle_n = 500, rounds = 5;
 		else if (a == "--messages")
 			burst_n = uint32_t(std::strtoul(val(), nullptr, 0));
 		else if (a == "--trickle-messages")
@@ -251,9 +264,13 @@ int main(int argc, char **argv)
 		else if (a == "--capacity")
 			base.capacity = uint32_t(std::strtoul(val(), nullptr, 0));
 		else if (a == "--pause-us")
-			base.pause_us = uint32_t(std::strtoul(val(), nullptr, 0));
+			pauses_arg = val();
 		else if (a == "--rounds")
 			rounds = uint32_t(std::strtoul(val(), nullptr, 0));
+		else if (a == "--verbose" || a == "-v")
+			verbose = true;
+		else if (a == "--no-seed")
+			seed_rows = false;
 		else if (a == "--mode")
 			modes = val();
 		else if (a == "--combos")
@@ -294,9 +311,25 @@ int main(int argc, char **argv)
 		base.cpu_c = cpus.size() > 1 ? cpus[1] : base.cpu_p;
 	}
 	const bool one_cpu = base.cpu_p == base.cpu_c;
+	std::vector<uint32_t> pauses;
+	for (const char *p = pauses_arg.c_str(); *p;) {
+		char *end;
+		unsigned long u = std::strtoul(p, &end, 10);
+		if (end == p || (*end && *end != ',') || u > 1000000) {
+			usage();
+			return 2;
+		}
+		pauses.push_back(uint32_t(u));
+		p = *end ? end + 1 : end;
+	}
+	if (pauses.empty())
+		pauses.push_back(20);
 
 	std::vector<Row> rows;
-	for (Mode m : {Mode::burst, Mode::trickle}) {
+	std::vector<std::pair<Mode, uint32_t>> paces = {{Mode::burst, 0}};
+	for (uint32_t u : pauses)
+		paces.push_back({Mode::trickle, u});
+	for (auto [m, pause] : paces) {
 		if (modes != "both" && modes != mode_name(m))
 			continue;
 		for (const Combo &c : all_combos()) {
@@ -313,9 +346,16 @@ int main(int argc, char **argv)
 				if (!keep && barriers.empty() && waits.empty() && copies.empty())
 					continue;
 			}
-			rows.push_back({m, c, {}, m == Mode::burst ? burst_n : trickle_n});
+			rows.push_back({m, pause, false, c, {}, m == Mode::burst ? burst_n : trickle_n});
 		}
 	}
+	// Seed 003's own measurement: ringtest --sleep with host and guest on
+	// CPU 0, so every message pays the barriers and each side sleeps in the
+	// kernel while the other fills or drains the ring.
+	if (seed_rows && !one_cpu && modes != "trickle" && listed(waits, "futex") && listed(copies, "uarch"))
+		for (const Combo &c : all_combos())
+			if (listed(barriers, c.barrier) && !std::strcmp(c.wait, "futex") && !std::strcmp(c.copy, "uarch"))
+				rows.push_back({Mode::burst, 0, true, c, {}, burst_n});
 	if (rows.empty()) {
 		std::fputs("ring-bench: no combination selected\n", stderr);
 		return 2;
@@ -324,9 +364,9 @@ int main(int argc, char **argv)
 	std::printf("ring-bench (%s): producer CPU %d, consumer CPU %d, %u-byte messages, capacity %u\n",
 		    RING_BENCH_LINK, base.cpu_p, base.cpu_c, base.size, base.capacity);
 	std::printf("uarch: memcpy=%s smp_mb=%s idle_wait=%s; burst %u msgs, trickle %u msgs "
-		    "(%u us pauses), %u rounds round-robin, medians\n",
+		    "(%s us pauses), %u rounds round-robin, medians\n",
 		    uarch_impl("memcpy"), uarch_impl("smp_mb"), uarch_impl("idle_wait"), burst_n, trickle_n,
-		    base.pause_us, rounds);
+		    pauses_arg.c_str(), rounds);
 	std::fflush(stdout);
 
 	for (uint32_t r = 0; r < rounds; r++)
@@ -334,17 +374,27 @@ int main(int argc, char **argv)
 			Row &row = rows[(k + r) % rows.size()];
 			Config cfg = base;
 			cfg.mode = row.mode;
+			cfg.pause_us = row.pause_us;
+			if (row.seed)
+				cfg.cpu_c = cfg.cpu_p;
 			cfg.messages = row.messages;
 			row.runs.push_back(row.c.run(cfg));
+			if (verbose) {
+				const Result &x = row.runs.back();
+				std::printf("  round %u %-13s %-8s %-6s %-6s %8.3f Mmsg/s  notify %" PRIu64 " sleeps %" PRIu64
+					    " cons CPU %.0f%%\n",
+					    r, row.label().c_str(), row.c.barrier, row.c.wait, row.c.copy,
+					    row.messages / x.secs / 1e6, x.notifies, x.waits, 100 * x.cons_cpu);
+			}
 		}
 
 	uint64_t errors = 0;
-	std::printf("\n%-8s %-8s %-6s %-6s %10s %8s %11s %10s %11s %9s %9s\n", "mode", "barrier", "wait", "copy",
+	std::printf("\n%-13s %-8s %-6s %-6s %10s %8s %11s %10s %11s %9s %9s\n", "mode", "barrier", "wait", "copy",
 		    "Mmsg/s", "ns/msg", "notify/msg", "woken/msg", "sleeps/msg", "cons CPU", "prod CPU");
 	for (const Row &row : rows) {
 		double rate = row.rate(), n = row.messages;
-		std::printf("%-8s %-8s %-6s %-6s %10.3f %8.1f %11.3f %10.3f %11.3f %8.0f%% %8.0f%%\n",
-			    mode_name(row.mode), row.c.barrier, row.c.wait, row.c.copy, rate / 1e6, 1e9 / rate,
+		std::printf("%-13s %-8s %-6s %-6s %10.3f %8.1f %11.3f %10.3f %11.3f %8.0f%% %8.0f%%\n",
+			    row.label().c_str(), row.c.barrier, row.c.wait, row.c.copy, rate / 1e6, 1e9 / rate,
 			    row.med([&](const Result &x) { return x.notifies / n; }),
 			    row.med([&](const Result &x) { return x.woken / n; }),
 			    row.med([&](const Result &x) { return x.waits / n; }),
@@ -354,21 +404,28 @@ int main(int argc, char **argv)
 			errors += x.errors;
 	}
 
-	auto find = [&](Mode m, const char *b, const char *w, const char *c) -> const Row * {
+	auto find = [&](Mode m, const char *b, const char *w, const char *c, uint32_t pause = 0,
+			bool seed = false) -> const Row * {
 		for (const Row &row : rows)
-			if (row.mode == m && !std::strcmp(row.c.barrier, b) && !std::strcmp(row.c.wait, w) &&
+			if (row.mode == m && row.pause_us == pause && row.seed == seed && !std::strcmp(row.c.barrier, b) && !std::strcmp(row.c.wait, w) &&
 			    !std::strcmp(row.c.copy, c))
 				return &row;
 		return nullptr;
 	};
 	std::printf("\n");
+	for (const char *other : {"mfence", "seq_cst"})
+		if (const Row *u = find(Mode::burst, "uarch", "futex", "uarch", 0, true),
+		    *o = find(Mode::burst, other, "futex", "uarch", 0, true);
+		    u && o)
+			std::printf("barrier, seed 003's setup (burst, both sides on CPU %d, futex sleeps): uarch %.2fx the "
+				    "messages/s of %s (seed: 0.92 s -> 0.58 s, 1.59x)\n",
+				    base.cpu_p, u->rate() / o->rate(), other);
 	for (const char *w : {"uarch", "futex", "spin"})
 		for (const char *other : {"mfence", "seq_cst"}) {
 			const Row *u = find(Mode::burst, "uarch", w, "uarch"), *o = find(Mode::burst, other, w, "uarch");
 			if (u && o)
-				std::printf("barrier, burst, wait=%s: uarch %.2fx the messages/s of %s "
-					    "(seed 003: 0.92 s -> 0.58 s, 1.59x, ringtest --sleep on one CPU)\n",
-					    w, u->rate() / o->rate(), other);
+				std::printf("barrier, burst on two CPUs, wait=%s: uarch %.2fx the messages/s of %s\n", w,
+					    u->rate() / o->rate(), other);
 		}
 	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *s = find(Mode::burst, "uarch", "spin", "uarch");
 	    u && s)
@@ -378,17 +435,17 @@ int main(int argc, char **argv)
 	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *f = find(Mode::burst, "uarch", "futex", "uarch");
 	    u && f)
 		std::printf("wait, burst: uarch %.2fx the messages/s of futex-only\n", u->rate() / f->rate());
-	{
+	for (uint32_t pause : pauses) {
 		std::string line;
 		for (const char *w : {"uarch", "futex", "spin"})
-			if (const Row *t = find(Mode::trickle, "uarch", w, "uarch")) {
+			if (const Row *t = find(Mode::trickle, "uarch", w, "uarch", pause)) {
 				char buf[96];
 				std::snprintf(buf, sizeof buf, "%s%s %.0f%%", line.empty() ? "" : ", ", w,
 					      100 * t->med([](const Result &x) { return x.cons_cpu; }));
 				line += buf;
 			}
 		if (!line.empty())
-			std::printf("wait, trickle: consumer CPU share %s\n", line.c_str());
+			std::printf("wait, trickle %u us: consumer CPU share %s\n", pause, line.c_str());
 	}
 	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *l = find(Mode::burst, "uarch", "uarch", "libc");
 	    u && l)

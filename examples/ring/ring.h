@@ -88,10 +88,17 @@ struct BarrierSeqCst { // the compiler's choice: gcc 12 lock orq $0,(%rsp), clan
 };
 
 // Waits on a 32-bit word. wait() may return spuriously; wake() returns the
-// number of sleepers the kernel woke.
-struct WaitUarch { // spin, then monitor/wait, then futex (as uarch's policy says)
+// number of sleepers the kernel woke; poll: pauses to poll before sleeping.
+struct WaitUarch { // a short poll, then uarch_idle_wait: spin, monitor-wait, futex
 	static constexpr const char *name = "uarch";
 	static constexpr bool sleeps = true;
+	// Pauses to poll the index before announcing the sleep: a gap that
+	// short (about 1.6 us on Zen 3, 64 cycles a pause; 3.5 us where a
+	// pause is 140 cycles) costs neither side a store to a shared line nor
+	// a barrier. Without it a burst pays for an announcement at every
+	// moment the consumer catches up: 0.63x the messages/s of spinning on
+	// Zen 3, 0.97x with it.
+	static constexpr uint32_t poll = 64;
 	static void wait(const uint32_t *w, uint32_t v) { uarch_idle_wait(w, v, -1); }
 	static int wake(uint32_t *w) { return uarch_idle_wake(w, 1); }
 };
@@ -99,6 +106,7 @@ struct WaitUarch { // spin, then monitor/wait, then futex (as uarch's policy say
 struct WaitFutex { // straight into the kernel, a system call for every wake-up
 	static constexpr const char *name = "futex";
 	static constexpr bool sleeps = true;
+	static constexpr uint32_t poll = 0;
 	static void wait(const uint32_t *w, uint32_t v)
 	{
 		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, nullptr, nullptr, 0);
@@ -114,6 +122,7 @@ struct WaitSpin { // never sleeps: burns the CPU while idle, never needs a wake-
 	// (Ring's spin loop yields now and then; see sleep_until)
 	static constexpr const char *name = "spin";
 	static constexpr bool sleeps = false;
+	static constexpr uint32_t poll = 0;
 	static void wait(const uint32_t *, uint32_t) {}
 	static int wake(uint32_t *) { return 0; }
 };
@@ -218,13 +227,18 @@ private:
 		}
 	}
 
-	// Waits until cond() holds. A sleeping Wait publishes `from` in *event
-	// ("wake me when *word leaves from"), re-checks cond() after a full
-	// barrier, then waits on *word == from; cond() re-reads the other
-	// side's index.
+	// Waits until cond() holds. A sleeping Wait polls for Wait::poll
+	// pauses, then publishes `from` in *event ("wake me when *word leaves
+	// from"), re-checks cond() after a full barrier, and waits on *word ==
+	// from; cond() re-reads the other side's index.
 	template <class Cond>
 	void sleep_until(const uint32_t *word, uint32_t *event, uint32_t from, SideStats &st, Cond cond)
 	{
+		for (uint32_t i = 0; i < Wait::poll; i++) {
+			if (cond())
+				return;
+			uarch_cpu_relax();
+		}
 		for (uint32_t spins = 0; !cond();) {
 			if constexpr (!Wait::sleeps) {
 				// A pause per check; every 4096 a sched_yield(), which

@@ -343,6 +343,7 @@ TYPED_TEST(RingTest, CloseWaitsWhileFull)
 struct WaitScripted {
 	[[maybe_unused]] static constexpr const char *name = "scripted";
 	static constexpr bool sleeps = true;
+	static constexpr uint32_t poll = 0;
 	static inline std::function<void()> other_side;
 	static inline int waits = 0, wakes = 0, lost = 0;
 	static void wait(const uint32_t *w, uint32_t v)
