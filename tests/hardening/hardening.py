@@ -12,6 +12,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
+
 SKIP = 77
 OPS = ["memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait"]
 
@@ -61,8 +64,8 @@ def clean_env(extra=None):
 
 
 def run(cmd, env=None, timeout=600):
-    return subprocess.run(cmd, env=env if env is not None else clean_env(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=timeout)
+    cmd, env = exe_wrapper.wrap(cmd, env if env is not None else clean_env())
+    return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
 
 
 def text(b):
@@ -237,19 +240,27 @@ def hostile_cases(default):
     rnd = random.Random(20240601)
     garbage = bytes(rnd.choice(range(1, 256)) for _ in range(40 * 1024))
     colons = bytes(rnd.choice(b"::==,,-+xX09 \t\n\x7f\xff") for _ in range(30 * 1024))
-    repeated = dict(default, memcpy="baseline", smp_mb="lock_add")
+    # Variant names are the architecture's: "ampereone" is valid on arm64,
+    # lock_add and mfence exist on x86-64 only. A tuned value must differ
+    # from the default (arm64's default memcpy is often baseline already).
+    arm64 = exe_wrapper.machine(args.policy) == 183
+    malformed = [("memcpy=avx2" if arm64 else e) if e == "memcpy=ampereone" else e for e in MALFORMED]
+    cp_first, cp_last = ("baseline", "generic") if arm64 else ("generic", "baseline")
+    mb_first, mb_last = ("dmb_ish", "generic") if arm64 else ("mfence", "lock_add")
+    repeated = dict(default, memcpy=cp_last, smp_mb=mb_last)
     return [
         # name, value (bytes), expected bindings, entries that must be listed as rejected
         ("40 KiB of random bytes", garbage, default, None),
         ("30 KiB of separators and signs", colons, default, None),
-        ("every key with a malformed value", ":".join(MALFORMED).encode(), default, MALFORMED),
-        ("repeated keys (the last wins)", b"memcpy=generic:smp_mb=mfence:memcpy=baseline:smp_mb=lock_add",
-         repeated, ["memcpy=generic", "smp_mb=mfence"]),
+        ("every key with a malformed value", ":".join(malformed).encode(), default, malformed),
+        ("repeated keys (the last wins)",
+         f"memcpy={cp_first}:smp_mb={mb_first}:memcpy={cp_last}:smp_mb={mb_last}".encode(),
+         repeated, [f"memcpy={cp_first}", f"smp_mb={mb_first}"]),
         ("empty string", b"", default, []),
         ("only separators", b"::::::", default, None),
         ("40 entries", b":".join([b"rep_movsb_threshold=4096"] * 40), default, None),
-        ("a valid entry, then 20 KiB without a separator", b"memcpy=baseline:" + b"x" * 20000,
-         dict(default, memcpy="baseline"), None),
+        ("a valid entry, then 20 KiB without a separator", f"memcpy={cp_last}:".encode() + b"x" * 20000,
+         dict(default, memcpy=cp_last), None),
     ]
 
 
@@ -273,7 +284,8 @@ def check_tunables_hostile():
         for label, cmd, extra in progs:
             env = {k.encode(): v.encode() for k, v in clean_env(extra).items()}
             env[b"UARCH_TUNABLES"] = value
-            r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            wcmd, wenv = exe_wrapper.wrap(cmd, env)
+            r = subprocess.run(wcmd, env=wenv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
             b = bindings(r.stdout)
             ok = r.returncode == 0 and not r.stderr and b == want
             print(f"{label}: {describe(r)}, {len(r.stderr)} bytes on stderr, bindings "
@@ -281,11 +293,13 @@ def check_tunables_hostile():
             if not ok:
                 print(text(r.stdout)[-1000:] + text(r.stderr)[-1000:])
                 fail(f"{name}: {label} did not run unchanged")
-        # A real program under LD_PRELOAD, unchanged.
+        # A real program under LD_PRELOAD, unchanged (not in a cross build:
+        # this machine's ls cannot load the cross build's library).
         env = {k.encode(): v.encode() for k, v in
                clean_env({"LD_PRELOAD": args.preload_lib, "LD_BIND_NOW": "1"}).items()}
         env[b"UARCH_TUNABLES"] = value
-        r = subprocess.run(["/bin/ls", "-la", "/usr/lib"], env=env, stdout=subprocess.PIPE,
+        r = ls_plain if exe_wrapper.foreign(args.preload_lib) else \
+            subprocess.run(["/bin/ls", "-la", "/usr/lib"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=60)
         if (r.returncode, r.stdout, r.stderr) != (ls_plain.returncode, ls_plain.stdout, ls_plain.stderr):
             fail(f"{name}: ls under LD_PRELOAD behaved differently")
@@ -293,8 +307,8 @@ def check_tunables_hostile():
             continue
         env = {k.encode(): v.encode() for k, v in clean_env().items()}
         env[b"UARCH_TUNABLES"] = value
-        r = subprocess.run([args.info, "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=60)
+        wcmd, wenv = exe_wrapper.wrap([args.info, "--json"], env)
+        r = subprocess.run(wcmd, env=wenv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
         try:
             t = json.loads(r.stdout)["tunables"]
         except (ValueError, KeyError) as e:
