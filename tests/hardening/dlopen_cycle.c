@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	int bad = 0;
 	for (int li = 1; li < argc; li++) {
 		const char *path = argv[li];
-		const char *first = NULL;
+		char first[32] = "";
 		for (int cycle = 0; cycle < 25; cycle++) {
 			void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 			if (!h) {
@@ -85,8 +85,8 @@ int main(int argc, char **argv)
 				printf("%s: missing symbols\n", path);
 				return 1;
 			}
-			if (!first)
-				first = strdup(g_lib.impl("memcpy"));
+			if (!first[0])
+				snprintf(first, sizeof first, "%s", g_lib.impl("memcpy"));
 			else if (strcmp(first, g_lib.impl("memcpy")) != 0) {
 				printf("%s: cycle %d bound memcpy=%s, first load %s\n", path, cycle,
 				       g_lib.impl("memcpy"), first);
