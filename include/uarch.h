@@ -72,7 +72,9 @@ UARCH_API void uarch_prefetchw(const void *p);
  * bytes never split a cache line. Unlike mfence it does not order clflush,
  * non-temporal stores or write-combining memory: use mfence there.
  * Valgrind's memcheck reports the access as "132 bytes below stack
- * pointer"; run it with --ignore-range-below-sp=132-129. */
+ * pointer": run it with --ignore-range-below-sp=132-129, or build with
+ * -DUARCH_NO_INLINE (the exported function, a frame of its own, uses a
+ * slot in its own red zone, which memcheck accepts). */
 static inline void uarch_smp_mb(void)
 {
 	__asm__ __volatile__("lock; addl $0,-132(%%rsp)" ::: "memory", "cc");

@@ -15,7 +15,8 @@
 //                         locked op hits the return address the call just
 //                         stored and the ret loads next (seed 003's reason
 //                         for going below the stack pointer)
-//   call+lock -132(%rsp)  the same function with uarch's slot
+//   call+lock -128(%rsp)  the same with the exported function's slot
+//   call+lock -132(%rsp)  the same with the inline form's slot
 // Each case runs at 64 stack depths (see barrier_at_depth). The table gives
 // ns per iteration (CPU time), the barrier's share (minus "none") and the
 // ratio of mfence's time to each.
@@ -69,6 +70,7 @@ void (*volatile g_exported_mb)(void);
 #if defined(__x86_64__)
 // Called barriers written in assembly, so the compiler adds nothing.
 extern "C" void bench_call_lock_rsp0(void);
+extern "C" void bench_call_lock_rsp128(void);
 extern "C" void bench_call_lock_rsp132(void);
 __asm__(".text\n"
 	".p2align 4\n"
@@ -78,6 +80,12 @@ __asm__(".text\n"
 	"\tret\n"
 	".size bench_call_lock_rsp0, .-bench_call_lock_rsp0\n"
 	".p2align 4\n"
+	".type bench_call_lock_rsp128, @function\n"
+	"bench_call_lock_rsp128:\n"
+	"\tlock addl $0,-128(%rsp)\n"
+	"\tret\n"
+	".size bench_call_lock_rsp128, .-bench_call_lock_rsp128\n"
+	".p2align 4\n"
 	".type bench_call_lock_rsp132, @function\n"
 	"bench_call_lock_rsp132:\n"
 	"\tlock addl $0,-132(%rsp)\n"
@@ -85,7 +93,7 @@ __asm__(".text\n"
 	".size bench_call_lock_rsp132, .-bench_call_lock_rsp132\n");
 #endif
 
-enum class Mb { none, uarch_inline, uarch_call, mfence, thread_fence, call_rsp0, call_rsp132 };
+enum class Mb { none, uarch_inline, uarch_call, mfence, thread_fence, call_rsp0, call_rsp128, call_rsp132 };
 
 template <Mb kind>
 inline void barrier()
@@ -101,6 +109,8 @@ inline void barrier()
 		__asm__ __volatile__("mfence" ::: "memory");
 	else if constexpr (kind == Mb::call_rsp0)
 		bench_call_lock_rsp0();
+	else if constexpr (kind == Mb::call_rsp128)
+		bench_call_lock_rsp128();
 	else if constexpr (kind == Mb::call_rsp132)
 		bench_call_lock_rsp132();
 #endif
@@ -337,6 +347,7 @@ const Case barrier_cases[] = {
 	{"barrier/mfence", "mfence"},
 	{"barrier/atomic_thread_fence", "std::atomic_thread_fence"},
 	{"barrier/call_lock_rsp0", "call; lock orq $0,(%rsp); ret"},
+	{"barrier/call_lock_rsp128", "call; lock addl $0,-128(%rsp); ret"},
 	{"barrier/call_lock_rsp132", "call; lock addl $0,-132(%rsp); ret"},
 };
 
@@ -420,6 +431,7 @@ int bench_sync(int argc, char **argv)
 #if defined(__x86_64__)
 	RegisterBenchmark("barrier/mfence", bm_barrier<Mb::mfence>);
 	RegisterBenchmark("barrier/call_lock_rsp0", bm_barrier<Mb::call_rsp0>);
+	RegisterBenchmark("barrier/call_lock_rsp128", bm_barrier<Mb::call_rsp128>);
 	RegisterBenchmark("barrier/call_lock_rsp132", bm_barrier<Mb::call_rsp132>);
 #endif
 	RegisterBenchmark("prefetch/none", bm_lookup<Pf::none>, 0);
