@@ -574,12 +574,35 @@ TEST(BadInput, TruncatedElf) {
     }
 }
 
-TEST(BadInput, TruncatedArchive) {
+// Every cut of an object or an archive is an error: libelf cuts archive
+// members short without a word, and finds no sections when their headers
+// are past the end.
+TEST(BadInput, EveryCutIsAnError) {
+    FIXTURE(obj, "struct_copy_gcc.o", "gcc");
     FIXTURE(lib, "libfixtures.a", "gcc or ar");
-    const std::string whole = slurp(lib);
     TempDir dir;
-    std::ofstream(dir / "cut.a", std::ios::binary) << whole.substr(0, whole.size() / 2);
-    expect_one_line_error(audit_cmd({dir / "cut.a"}), "truncated");
+    for (const std::string& file : {obj, lib}) {
+        const std::string whole = slurp(file);
+        for (std::size_t size = 9; size < whole.size(); size += 61) {  // 8: an empty archive
+            SCOPED_TRACE(file + " cut to " + std::to_string(size) + " bytes");
+            std::ofstream(dir / "cut", std::ios::binary | std::ios::trunc) << whole.substr(0, size);
+            expect_one_line_error(audit_cmd({dir / "cut"}), "truncated");
+        }
+    }
+}
+
+TEST(Command, EmptyArchiveIsNoError) {
+    TempDir dir;
+    std::ofstream(dir / "empty.a") << "!<arch>\n";  // as glibc's libdl.a
+    const Result r = audit_cmd({dir / "empty.a"});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, dir / "empty.a" + ": no ELF object\n");
+}
+
+TEST(BadInput, ThinArchive) {
+    TempDir dir;
+    std::ofstream(dir / "thin.a") << "!<thin>\n";
+    expect_one_line_error(audit_cmd({dir / "thin.a"}), "thin archive");
 }
 
 TEST(BadInput, Empty) {

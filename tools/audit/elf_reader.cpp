@@ -7,6 +7,7 @@
 #include <string_view>
 #include <tuple>
 
+#include <ar.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -208,6 +209,23 @@ ElfObject read_one(Elf* e, const std::string& name) {
     return obj;
 }
 
+// The size the header of the archive member at base claims. libelf cuts
+// a member short at the end of the image without a word, so read it here.
+std::uint64_t claimed_size(std::span<const std::uint8_t> image, std::int64_t base) {
+    if (base < static_cast<std::int64_t>(sizeof(ar_hdr)) ||
+        static_cast<std::uint64_t>(base) > image.size())
+        fail("malformed archive");
+    ar_hdr h;
+    std::memcpy(&h, image.data() + base - sizeof(ar_hdr), sizeof h);
+    std::uint64_t size = 0;
+    for (const char c : h.ar_size) {
+        if (c == ' ') break;
+        if (c < '0' || c > '9') fail("malformed archive (member size)");
+        size = size * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    return size;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> load_file(const std::string& path) {
@@ -239,6 +257,9 @@ std::vector<ElfObject> read_elf(std::span<std::uint8_t> image, const std::string
         image.size() < sizeof(Elf64_Ehdr))
         fail("truncated ELF file (header)");
 
+    if (image.size() >= 8 && std::memcmp(image.data(), "!<thin>\n", 8) == 0)
+        fail("thin archive: audit its member files instead");
+
     ElfHandle top{elf_memory(reinterpret_cast<char*>(image.data()), image.size())};
     if (!top.e) fail(std::string("not an ELF file or ar archive: ") + elf_errmsg(-1));
 
@@ -249,7 +270,7 @@ std::vector<ElfObject> read_elf(std::span<std::uint8_t> image, const std::string
             break;
         case ELF_K_AR: {
             Elf_Cmd cmd = ELF_C_READ_MMAP;  // ELF_C_READ would need a descriptor
-            std::uint64_t end = 0;          // of the last member
+            std::uint64_t end = SARMAG;     // of the last member ("!<arch>\n" before the first)
             std::string member;
             for (;;) {
                 ElfHandle m{elf_begin(-1, cmd, top.e)};
@@ -257,12 +278,11 @@ std::vector<ElfObject> read_elf(std::span<std::uint8_t> image, const std::string
                 const Elf_Arhdr* h = elf_getarhdr(m.e);
                 if (!h) fail(std::string("malformed archive: ") + elf_errmsg(-1));
                 member = h->ar_name ? h->ar_name : "?";
-                // libelf silently cuts a member short at the end of the image.
-                std::size_t size = 0;
-                elf_rawfile(m.e, &size);
-                const auto claimed = static_cast<std::uint64_t>(std::max<std::int64_t>(h->ar_size, 0));
-                if (size < claimed) fail("truncated archive (member " + member + ")");
-                end = static_cast<std::uint64_t>(elf_getbase(m.e)) + claimed;
+                const std::int64_t base = elf_getbase(m.e);
+                const std::uint64_t size = claimed_size(image, base);
+                if (!inside(static_cast<std::uint64_t>(base), size, image.size()))
+                    fail("truncated archive (member " + member + ")");
+                end = static_cast<std::uint64_t>(base) + size;
                 // The symbol index and the long-name table are not ELF.
                 if (elf_kind(m.e) == ELF_K_ELF) {
                     try {
@@ -279,7 +299,13 @@ std::vector<ElfObject> read_elf(std::span<std::uint8_t> image, const std::string
             if (end + (end & 1) < image.size())
                 fail(member.empty() ? "truncated archive"
                                     : "truncated archive (after member " + member + ")");
-            if (objects.empty()) fail("no ELF object in the archive");
+            // A cut between two members shows in the symbol index, which
+            // names the offset of every member that defines a symbol.
+            std::size_t nsyms = 0;
+            if (const Elf_Arsym* sym = elf_getarsym(top.e, &nsyms))
+                for (std::size_t k = 0; k < nsyms; ++k)
+                    if (sym[k].as_name && !inside(sym[k].as_off, sizeof(ar_hdr), image.size()))
+                        fail("truncated archive (its index names a member past the end)");
             break;
         }
         default:

@@ -53,7 +53,8 @@ struct ElfObject {
 std::vector<std::uint8_t> load_file(const std::string& path);
 
 // The ELF objects in image: one for an ELF file, one per ELF member of an
-// ar archive. libelf may use image as scratch space, so it is not const.
+// ar archive (none for an empty one, as glibc's libdl.a). libelf may use
+// image as scratch space, so it is not const.
 std::vector<ElfObject> read_elf(std::span<std::uint8_t> image, const std::string& name);
 
 }  // namespace audit

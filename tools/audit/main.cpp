@@ -105,8 +105,10 @@ int main(int argc, char** argv) {
         audit::print_diff(std::cout, files[0], reports[0], files[1], reports[1], json);
     } else {
         std::vector<audit::ObjectReport> all;
-        for (auto& r : reports)
-            for (auto& o : r) all.push_back(std::move(o));
+        for (std::size_t k = 0; k < files.size(); ++k) {
+            if (reports[k].empty() && !json) std::cout << files[k] << ": no ELF object\n";
+            for (auto& o : reports[k]) all.push_back(std::move(o));
+        }
         if (json)
             audit::print_json(std::cout, all);
         else

@@ -86,7 +86,8 @@ void print_object(std::ostream& os, const ObjectReport& r, std::size_t top) {
     const auto nfunctions = std::count_if(r.functions.begin(), r.functions.end(),
                                           [](const auto& f) { return !is_bucket(f.first); });
     os << r.name << ": " << arch_name(r.arch) << ' ' << r.type << ", " << nfunctions
-       << " functions, " << r.totals.insns << " instructions\n";
+       << (nfunctions == 1 ? " function, " : " functions, ") << r.totals.insns
+       << " instructions\n";
     const auto all = counters_for(r.arch);
     os << "  totals:\n";
     print_totals(os, r.totals, {all.begin(), all.end()});
@@ -252,11 +253,23 @@ std::vector<std::string> advice(const ObjectReport& r) {
 }
 
 void print_text(std::ostream& os, const std::vector<ObjectReport>& reports, std::size_t top) {
-    for (std::size_t k = 0; k < reports.size(); ++k) {
-        if (k) os << '\n';
-        print_object(os, reports[k], top);
+    // Among several objects (an archive's members), those with nothing to
+    // show get one line together.
+    std::vector<std::string> quiet;
+    bool first = true;
+    for (const ObjectReport& r : reports) {
+        if (reports.size() > 1 && r.totals.flagged() == 0 && advice(r).empty()) {
+            quiet.push_back(r.name);
+            continue;
+        }
+        if (!first) os << '\n';
+        first = false;
+        print_object(os, r, top);
     }
     if (reports.size() > 1) {
+        if (!quiet.empty())
+            os << (first ? "" : "\n") << quiet.size()
+               << " objects without counted instructions: " << some_names(quiet) << '\n';
         Counts all;
         for (const auto& r : reports) all.add(r.totals);
         os << "\nall " << reports.size() << " objects: " << all.insns << " instructions\n";
