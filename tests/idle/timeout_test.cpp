@@ -55,8 +55,9 @@ TEST_P(Timeout, OneMillisecond)
 		best = std::min(best, el);
 	}
 	std::printf("  1 ms timeout: fastest return after %.3f ms\n", best / 1e6);
-	// On an idle machine a few ms; the best of ten must be that.
-	EXPECT_LT(best, 5000000);
+	// On an idle machine a few ms; the best of ten must be that (with room
+	// for a CI machine whose two cores are busy).
+	EXPECT_LT(best, 10000000);
 }
 
 TEST_P(Timeout, ZeroTimeoutAndDifferingValue)
@@ -221,12 +222,25 @@ TEST(IdleClock, Frequency)
 {
 	idle::ClockSource src;
 	uint64_t hz = idle::clock_hz(&src);
-	auto s0 = Clock::now();
-	uint64_t t0 = idle::clock_now();
+	// A (steady_clock, idle clock) pair read within 20 us of each other, so
+	// a preemption between the two reads cannot skew the comparison.
+	auto pair = [](Clock::time_point *s, uint64_t *t) {
+		for (int i = 0; i < 1000; i++) {
+			auto a = Clock::now();
+			*t = idle::clock_now();
+			auto b = Clock::now();
+			*s = a + (b - a) / 2;
+			if (b - a < std::chrono::microseconds(20))
+				return;
+		}
+	};
+	Clock::time_point s0, s1;
+	uint64_t t0, t1;
+	pair(&s0, &t0);
 	std::this_thread::sleep_for(std::chrono::milliseconds(100));
-	uint64_t t1 = idle::clock_now();
-	int64_t ns = ns_since(s0);
-	double measured = double(t1 - t0) * 1e9 / double(ns);
+	pair(&s1, &t1);
+	double ns = double(std::chrono::duration_cast<std::chrono::nanoseconds>(s1 - s0).count());
+	double measured = double(t1 - t0) * 1e9 / ns;
 	std::printf("  idle clock: %.3f MHz (%s), measured over 100 ms: %.3f MHz\n", hz / 1e6,
 		    idle::clock_source_name(src), measured / 1e6);
 	EXPECT_NEAR(double(hz), measured, measured * 0.01);

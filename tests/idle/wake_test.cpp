@@ -27,28 +27,36 @@ TEST(Wake, NoSleeperNoSyscall)
 }
 
 // The counter is live: a sleeper in the futex makes the wake a system call
-// (exactly one), and the waiter's count goes back to zero.
+// (exactly one), which wakes it, and the waiter count goes back to zero.
+// The waiter may be counted but not yet queued in the kernel when the wake
+// comes (a busy machine): then the kernel wakes nobody, the waiter finds
+// the new value itself, and the round is tried again.
 TEST(Wake, SleeperMakesOneSyscall)
 {
 	Watchdog wd(30, current_test());
 	alignas(64) static uint32_t w;
-	w = 0;
 	IdlePolicy p = make_policy({Stage::futex});
-	std::thread t([&] {
-		while (ld(&w) == 0)
-			idle_wait(&w, 0, -1, p);
-	});
-	while (idle::sleepers(&w) == 0)
-		std::this_thread::yield();
-	std::this_thread::sleep_for(std::chrono::milliseconds(2));   // into the kernel
-	idle::Stats before = idle::stats();
-	st(&w, 1);
-	int r = idle_wake(&w, 1);
-	idle::Stats after = idle::stats();
-	t.join();
-	EXPECT_EQ(after.futex_wakes, before.futex_wakes + 1);
-	EXPECT_EQ(r, 1);
-	EXPECT_EQ(idle::sleepers(&w), 0u);
+	int woke = 0;
+	for (int round = 0; round < 10 && !woke; round++) {
+		w = 0;
+		std::thread t([&] {
+			while (ld(&w) == 0)
+				idle_wait(&w, 0, -1, p);
+		});
+		while (idle::sleepers(&w) == 0)
+			std::this_thread::yield();
+		std::this_thread::sleep_for(std::chrono::milliseconds(2));   // into the kernel
+		idle::Stats before = idle::stats();
+		st(&w, 1);
+		int r = idle_wake(&w, 1);
+		idle::Stats after = idle::stats();
+		t.join();
+		EXPECT_EQ(after.futex_wakes, before.futex_wakes + 1);
+		EXPECT_LE(r, 1);
+		woke = r;
+		EXPECT_EQ(idle::sleepers(&w), 0u);
+	}
+	EXPECT_EQ(woke, 1) << "no round found the waiter asleep in the kernel";
 }
 
 // A waiter in the spin stage is woken by the store itself: no system call
