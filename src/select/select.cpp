@@ -20,15 +20,6 @@ static const char refuse_texts[5][40] = {
 	"this CPU cannot run it", "unknown or unavailable idle stage",
 };
 
-static bool equal(const char *a, size_t n, const char *z)
-{
-	size_t i = 0;
-	for (; i < n; i++)
-		if (z[i] == 0 || z[i] != a[i])
-			return false;
-	return z[i] == 0;
-}
-
 const char *op_name(uint32_t op) { return op < op_count ? op_names[op] : nullptr; }
 const char *impl_name(Impl i) { return uint32_t(i) < uint32_t(Impl::count) ? impl_names[uint32_t(i)] : "none"; }
 const char *stage_name(Stage s) { return uint32_t(s) < uint32_t(Stage::count) ? stage_names[uint32_t(s)] : "?"; }
@@ -37,7 +28,7 @@ const char *refuse_reason_text(uint8_t r) { return refuse_texts[r < 5 ? r : 0]; 
 bool op_from_name(const char *s, size_t len, Op *out)
 {
 	for (uint32_t i = 0; i < op_count; i++)
-		if (equal(s, len, op_names[i])) {
+		if (name_equal(s, len, op_names[i])) {
 			*out = Op(i);
 			return true;
 		}
@@ -47,7 +38,7 @@ bool op_from_name(const char *s, size_t len, Op *out)
 bool impl_from_name(const char *s, size_t len, Impl *out)
 {
 	for (uint32_t i = 1; i < uint32_t(Impl::count); i++)
-		if (equal(s, len, impl_names[i])) {
+		if (name_equal(s, len, impl_names[i])) {
 			*out = Impl(i);
 			return true;
 		}
@@ -57,7 +48,7 @@ bool impl_from_name(const char *s, size_t len, Impl *out)
 bool stage_from_name(const char *s, size_t len, Stage *out)
 {
 	for (uint32_t i = 0; i < uint32_t(Stage::count); i++)
-		if (equal(s, len, stage_names[i])) {
+		if (name_equal(s, len, stage_names[i])) {
 			*out = Stage(i);
 			return true;
 		}
