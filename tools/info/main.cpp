@@ -279,8 +279,9 @@ Report midr_report(const std::string &value, const char *tunables)
 		die("--midr " + value + ": not a hexadecimal MIDR_EL1 value");
 	Report r;
 	r.source = "MIDR " + hex(midr);
-	const uint64_t asimd = 1 << 1, cpuid = 1 << 11;
-	probe_arm(&r.cpu, asimd | cpuid, 0, midr, 0x8444c004);
+	// What Linux reports on an arm64 server: ASIMD, the event stream, CPUID.
+	const uint64_t asimd = 1 << 1, evtstrm = 1 << 2, cpuid = 1 << 11;
+	probe_arm(&r.cpu, asimd | evtstrm | cpuid, 0, midr, 0x8444c004);
 	r.env = tunables ? tunables : "";
 	parse_tunables(tunables, tunables ? std::strlen(tunables) : 0, &r.tun);
 	select_plan(r.cpu, r.tun, &r.plan);
