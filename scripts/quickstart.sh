@@ -20,7 +20,7 @@ if [ -x "$bench" ]; then
   echo; echo "== uarch-bench idle --quick"
   "$bench" idle --quick
 fi
-if [ -x build/examples/ring/ring-bench-static ]; then
+if [ -x build/examples/ring/ring-bench ]; then
   echo; echo "== ring-bench --quick (statically linked)"
-  build/examples/ring/ring-bench-static --quick
+  build/examples/ring/ring-bench --quick
 fi
