@@ -62,7 +62,11 @@ void probe_host(Cpu *out, uint64_t hwcap, uint64_t hwcap2)
 {
 	uint64_t midr = 0, ctr;
 	// Reading MIDR_EL1 traps to the kernel, which emulates it only when it
-	// advertises HWCAP_CPUID; without it the read would be SIGILL.
+	// advertises HWCAP_CPUID; without it the read would be SIGILL. The value
+	// is that of the core this thread runs on now: on a big.LITTLE system
+	// another core may differ (the MIDR rules here concern server parts,
+	// whose cores are all alike). CTR_EL0 is readable at EL0 on Linux (the
+	// kernel traps and emulates it where an erratum needs that).
 	if (hwcap & hwcap_cpuid)
 		__asm__ volatile("mrs %0, midr_el1" : "=r"(midr));
 	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
