@@ -10,16 +10,17 @@
 #include "elf_reader.h"
 #include "report.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    std::vector<std::uint8_t> image(data, data + size);  // libelf may write to it
-    try {
-        std::vector<audit::ObjectReport> reports;
-        for (const audit::ElfObject& obj : audit::read_elf(image, "fuzz"))
-            reports.push_back(audit::classify(obj));
-        std::ostringstream out;
-        audit::print_json(out, reports);
-        audit::print_text(out, reports, 5);
-    } catch (const audit::AuditError&) {
-    }
-    return 0;
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
+{
+	std::vector<std::uint8_t> image(data, data + size); // libelf may write to it
+	try {
+		std::vector<audit::ObjectReport> reports;
+		for (const audit::ElfObject &obj : audit::read_elf(image, "fuzz"))
+			reports.push_back(audit::classify(obj));
+		std::ostringstream out;
+		audit::print_json(out, reports);
+		audit::print_text(out, reports, 5);
+	} catch (const audit::AuditError &) {
+	}
+	return 0;
 }
