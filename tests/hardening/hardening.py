@@ -236,6 +236,10 @@ MALFORMED = [
 ]
 
 
+def asan_after_preload():
+    return ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
+
+
 def hostile_cases(default):
     rnd = random.Random(20240601)
     garbage = bytes(rnd.choice(range(1, 256)) for _ in range(40 * 1024))
@@ -275,7 +279,9 @@ def check_tunables_hostile():
     progs = []
     if args.shared:
         progs = [("shared", [args.shared], {}), ("static", [args.static], {}),
-                 ("preload", [args.preload_prog], {"LD_PRELOAD": args.preload_lib, "LD_BIND_NOW": "1"})]
+                 ("preload", [args.preload_prog], {"LD_PRELOAD": args.preload_lib, "LD_BIND_NOW": "1",
+                                                    # a sanitizer build: its runtime need not come first
+                                                    "ASAN_OPTIONS": asan_after_preload()})]
     progs.append(("policy check", [args.policy], {}))
     default = bindings(run([args.policy]).stdout)
     ls_plain = run(["/bin/ls", "-la", "/usr/lib"])
