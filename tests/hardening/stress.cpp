@@ -81,11 +81,13 @@ bool every_op(unsigned char *a, unsigned char *b, size_t cap, uint64_t seed, uin
 	uarch_cpu_relax();
 	if (!uarch_impl("memcpy") || !uarch_impl("idle_wait") || uarch_impl("nonsense"))
 		return false;
-	// A wait that returns at once (value differs), one that times out
-	// quickly or is woken, and a wake.
-	uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-	if (uarch_idle_wait(word, seen + 1, 1000) != 0)
+	// A wait that returns at once (the value differs: a word no other
+	// thread writes), one on the shared word that times out quickly or is
+	// woken, and a wake.
+	alignas(4) uint32_t mine = uint32_t(seed);
+	if (uarch_idle_wait(&mine, mine + 1, 1000) != 0)
 		return false;
+	uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
 	int r = uarch_idle_wait(word, seen, 2000);
 	if (r != 0 && r != ETIMEDOUT)
 		return false;
