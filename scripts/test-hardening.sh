@@ -47,8 +47,10 @@ for what in "$@"; do
 	asan)
 		# -O1: half the compile time of -O2 under ASan, asserts on (plain).
 		# UBSan only reports by default: make every finding fail its test.
+		# (Not strict_string_checks: it flags libelf's strtol on ar header
+		# fields that are not NUL-terminated, a read that stays in bounds.)
 		build_and_test build-asan \
-			"ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}" \
+			"ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1}" \
 			"UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}" \
 			-- -Dbuildtype=plain -Doptimization=1 -Ddebug=true \
 			-Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled || status=1
