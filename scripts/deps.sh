@@ -10,7 +10,7 @@ packages=(
   qemu-user g++-aarch64-linux-gnu
   libelf-dev libcapstone-dev
   gnuplot-nox hyperfine valgrind strace binutils file
-  python3 libpython3.11-testsuite git sqlite3 nodejs gzip xz-utils zstd
+  python3 libpython3.11-testsuite git sqlite3 nodejs gzip xz-utils zstd libcap2-bin
 )
 # Extra packages other scripts ask for: scripts/deps.sh EXTRA...
 packages+=("$@")
