@@ -2,6 +2,7 @@
 // not become calls to memcpy/memset (which may be these very functions).
 #include "generic/generic.h"
 #include <stdint.h>
+#include "arch/prefetch_blocks.h"
 
 typedef uintptr_t word __attribute__((may_alias));
 
@@ -80,13 +81,6 @@ void uarch_generic_smp_mb(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
 void uarch_generic_prefetch_range(const void *p, size_t len)
 {
-	if (!len)
-		return;
-	// Every 64-byte line that [p, p + len) touches; addresses as integers,
-	// so a wild p cannot make the arithmetic undefined.
-	uintptr_t a = uintptr_t(p) & ~uintptr_t(63), end = uintptr_t(p) + (len - 1);
-	if (end < uintptr_t(p))
-		end = ~uintptr_t(0);
-	for (; a <= end && a >= (uintptr_t(p) & ~uintptr_t(63)); a += 64)
-		__builtin_prefetch(reinterpret_cast<const void *>(a));
+	uarch::for_each_prefetch_block(uintptr_t(p), len, uarch::prefetch_stride_shift(),
+				       [](uintptr_t a) { __builtin_prefetch(reinterpret_cast<const void *>(a)); });
 }

@@ -1,5 +1,6 @@
 #include "arch/params.h"
+#include "arch/prefetch_blocks.h"
 
 namespace uarch {
-void set_arch_params(const Plan &) {}
+void set_arch_params(const Plan &p) { set_prefetch_stride(p.mem.prefetch_stride); }
 }

@@ -10,25 +10,6 @@ void uarch_aarch64_smp_mb_dmb(void)
 	__asm__ __volatile__("dmb ish" ::: "memory");
 }
 
-// log2 of the stride, set by the binder from the plan (the CTR_EL0 line by
-// default, see arm_plan() in select.cpp) before any caller sees the variant.
-static uint32_t stride_shift = 6;
-
-namespace uarch {
-void set_prefetch_stride(uint32_t stride)
-{
-	uint32_t s = 4;
-	while ((1u << s) < stride && s < 12)
-		s++;
-	__atomic_store_n(&stride_shift, s, __ATOMIC_RELAXED);
-}
-
-uint32_t prefetch_stride_shift()
-{
-	return __atomic_load_n(&stride_shift, __ATOMIC_RELAXED);
-}
-} // namespace uarch
-
 // Prefetches (for reading, into L1) every stride-sized block that
 // [p, p + len) touches. prfm never faults, whatever the address.
 void uarch_aarch64_prefetch_range_prfm(const void *p, size_t len)

@@ -1,10 +1,10 @@
 #include "arch/params.h"
+#include "arch/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
 
 namespace uarch {
 
 MemParams mem_params;
-void set_prefetch_stride(uint32_t stride);
 
 void set_arch_params(const Plan &p)
 {

@@ -27,26 +27,6 @@ void uarch_x86_64_smp_mb_mfence(void)
 	__asm__ __volatile__("mfence" ::: "memory");
 }
 
-// log2 of the bytes between prefetches; the binder sets it from the plan
-// (see x86_thresholds() in select.cpp) before any caller can see the
-// variant.
-static uint32_t stride_shift = 6;
-
-namespace uarch {
-void set_prefetch_stride(uint32_t stride)
-{
-	uint32_t s = 4;
-	while ((1u << s) < stride && s < 12)
-		s++;
-	__atomic_store_n(&stride_shift, s, __ATOMIC_RELAXED);
-}
-
-uint32_t prefetch_stride_shift()
-{
-	return __atomic_load_n(&stride_shift, __ATOMIC_RELAXED);
-}
-} // namespace uarch
-
 // Prefetches every stride-sized block that [p, p + len) touches. prefetcht0
 // never faults (not on NULL, kernel, non-canonical or PROT_NONE addresses)
 // and no load is made, so any p and len are safe.
