@@ -99,12 +99,11 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 		hwcap = aux.hwcap;
 		hwcap2 = aux.hwcap2;
 	}
-	// Fail closed: when auxv cannot be read (no /proc, or a set-id process
-	// whose /proc files belong to root), or the ids differ, treat the
-	// process as secure and ignore the environment.
-	bool ids_differ = sys::call6(sys::nr_getuid) != sys::call6(sys::nr_geteuid) ||
-			  sys::call6(sys::nr_getgid) != sys::call6(sys::nr_getegid);
-	s.secure = !aux.readable || aux.secure || ids_differ;
+	// The kernel sets AT_SECURE for set-id and file-capability execs
+	// (it covers uid != euid, so no id system calls are needed). Fail
+	// closed when auxv cannot be read: no /proc, or a set-id process whose
+	// /proc files belong to root.
+	s.secure = !aux.readable || aux.secure;
 
 	probe_host(&s.cpu, hwcap, hwcap2);
 

@@ -7,8 +7,7 @@
 namespace uarch::sys {
 
 #if defined(__x86_64__)
-enum : long { nr_read = 0, nr_close = 3, nr_getuid = 102, nr_getgid = 104, nr_geteuid = 107,
-	      nr_getegid = 108, nr_futex = 202, nr_openat = 257, nr_sched_yield = 24,
+enum : long { nr_read = 0, nr_close = 3, nr_futex = 202, nr_openat = 257, nr_sched_yield = 24,
 	      nr_clock_gettime = 228 };
 
 static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
@@ -24,8 +23,7 @@ static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0,
 	return ret;
 }
 #elif defined(__aarch64__)
-enum : long { nr_read = 63, nr_close = 57, nr_getuid = 174, nr_getgid = 176, nr_geteuid = 175,
-	      nr_getegid = 177, nr_futex = 98, nr_openat = 56, nr_sched_yield = 124,
+enum : long { nr_read = 63, nr_close = 57, nr_futex = 98, nr_openat = 56, nr_sched_yield = 124,
 	      nr_clock_gettime = 113 };
 
 static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
