@@ -17,20 +17,23 @@ static int usage(FILE *f)
 	return f == stdout ? 0 : 2;
 }
 
-#if !UARCH_BENCH_SYNC
-int bench_sync(int, char **)
+std::string cpu_name()
 {
-	fprintf(stderr, "uarch-bench sync: not built (tools/bench/sync.cpp is missing)\n");
-	return 2;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	std::string out = "unknown CPU";
+	if (!f)
+		return out;
+	char line[512];
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "model name", 10)) {
+			const char *c = strchr(line, ':');
+			out = c ? c + 2 : line;
+			out.erase(out.find_last_not_of(" \n") + 1);
+			break;
+		}
+	fclose(f);
+	return out;
 }
-#endif
-#if !UARCH_BENCH_IDLE
-int bench_idle(int, char **)
-{
-	fprintf(stderr, "uarch-bench idle: not built (tools/bench/idle.cpp is missing)\n");
-	return 2;
-}
-#endif
 
 int main(int argc, char **argv)
 {

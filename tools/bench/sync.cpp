@@ -317,24 +317,6 @@ public:
 	}
 };
 
-std::string cpu_name()
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	std::string out = "unknown CPU";
-	if (!f)
-		return out;
-	char line[512];
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, "model name", 10)) {
-			const char *c = strchr(line, ':');
-			out = c ? c + 2 : line;
-			out.erase(out.find_last_not_of(" \n") + 1);
-			break;
-		}
-	fclose(f);
-	return out;
-}
-
 struct Case {
 	const char *key;    // benchmark name
 	const char *label;  // table label
