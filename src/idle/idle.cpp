@@ -7,6 +7,13 @@
 #include "idle/idle.h"
 #include "idle/stages.h"
 #include "dispatch/sys.h"
+#if defined(__x86_64__)
+#include "arch/x86_64/sync.h"
+#elif defined(__aarch64__)
+#include "arch/aarch64/sync.h"
+#else
+#include "generic/generic.h"
+#endif
 #include <errno.h>
 #include <limits.h>
 #include <time.h>
@@ -65,13 +72,16 @@ uint64_t mul_q32(uint64_t a, uint64_t q, bool round_up)
 	return p > ~uint64_t(0) ? ~uint64_t(0) : uint64_t(p);
 }
 
-// A full barrier: seed 003's locked add below the red zone on x86-64.
+// A full barrier: the library's own smp_mb variant (seed 003's locked add
+// on x86-64, dmb ish on arm64), not another copy of its asm.
 inline void full_fence()
 {
 #if defined(__x86_64__)
-	__asm__ __volatile__("lock; addl $0,-132(%%rsp)" ::: "memory", "cc");
+	uarch_x86_64_smp_mb_lock_add();
+#elif defined(__aarch64__)
+	uarch_aarch64_smp_mb_dmb();
 #else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	uarch_generic_smp_mb();
 #endif
 }
 
