@@ -24,6 +24,11 @@ extern MemParams mem_params __attribute__((visibility("hidden")));
 
 } // namespace uarch
 
+// Entry points start a 64-byte line, as the C library's do: the small-size
+// path then sits in one fetch block, and its timing does not depend on
+// where the linker happened to place the function.
+#define UARCH_MEM_ENTRY __attribute__((aligned(64)))
+
 extern "C" {
 #define UARCH_X86_MEM(isa)                                                              \
 	void *uarch_x86_64_memcpy_##isa(void *d, const void *s, size_t n)                 \

@@ -59,10 +59,11 @@ UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 
 using namespace uarch;
 
-void *uarch_x86_64_memmove_avx512(void *d, const void *s, size_t n) { return move(d, s, n); }
-void *uarch_x86_64_memcpy_avx512(void *d, const void *s, size_t n) { return move(d, s, n); }
+UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx512(void *d, const void *s, size_t n) { return move(d, s, n); }
+// memcpy tolerates overlap: the same entry.
+void *uarch_x86_64_memcpy_avx512(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_avx512")));
 
-void *uarch_x86_64_memset_avx512(void *dst, int c, size_t n)
+UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx512(void *dst, int c, size_t n)
 {
 	char *d = static_cast<char *>(dst);
 	if (n <= 64) {

@@ -42,10 +42,11 @@ UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 
 using namespace uarch;
 
-void *uarch_x86_64_memmove_gpr(void *d, const void *s, size_t n) { return move(d, s, n); }
-void *uarch_x86_64_memcpy_gpr(void *d, const void *s, size_t n) { return move(d, s, n); }
+UARCH_MEM_ENTRY void *uarch_x86_64_memmove_gpr(void *d, const void *s, size_t n) { return move(d, s, n); }
+// memcpy tolerates overlap: the same entry.
+void *uarch_x86_64_memcpy_gpr(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_gpr")));
 
-void *uarch_x86_64_memset_gpr(void *dst, int c, size_t n)
+UARCH_MEM_ENTRY void *uarch_x86_64_memset_gpr(void *dst, int c, size_t n)
 {
 	char *d = static_cast<char *>(dst);
 	uint64_t v = splat8(c);
