@@ -91,6 +91,19 @@ long read_tunables_env(bool *readable)
 	return copied;
 }
 
+// The CPUs in this thread's affinity mask (at load: the main thread's,
+// which threads inherit); 0 when the mask does not fit 1024 CPUs.
+uint32_t cpus_allowed()
+{
+	uint64_t mask[16];
+	long n = sys::call6(sys::nr_sched_getaffinity, 0, sizeof mask, long(mask));
+	uint32_t count = 0;
+	for (long i = 0; i < n / 8; i++)
+		for (uint64_t m = mask[i]; m; m &= m - 1)   // no libgcc popcount call
+			count++;
+	return count;
+}
+
 void build(uint64_t hwcap, uint64_t hwcap2)
 {
 	State &s = g_state;
@@ -106,6 +119,7 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 	s.secure = !aux.readable || aux.secure;
 
 	probe_host(&s.cpu, hwcap, hwcap2);
+	s.cpu.cpus_allowed = cpus_allowed();
 
 	long envlen = -1;
 	s.env_readable = false;

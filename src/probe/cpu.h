@@ -48,6 +48,9 @@ struct Cpu {
 	uint64_t midr;          // 0 when HWCAP_CPUID is absent
 	uint32_t implementer, part;
 	Core core;
+	// Not the hardware but this process's share of it: the logical CPUs
+	// its affinity mask allowed when the library loaded (0 = unknown).
+	uint32_t cpus_allowed;
 
 	bool has(Feature f) const { return (features >> f) & 1; }
 	void set(Feature f) { features |= uint64_t(1) << f; }

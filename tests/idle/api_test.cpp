@@ -7,7 +7,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include "uarch.h"
 
 namespace {
@@ -23,6 +26,38 @@ TEST(IdleApi, BoundPolicyName)
 		EXPECT_STREQ(name, want);
 	else
 		EXPECT_NE(std::strstr(name, "futex"), nullptr) << "the default policy ends in the futex";
+}
+
+// The library counts the CPUs it may use when it loads: this binary,
+// started again with one CPU in its affinity mask, binds the futex alone.
+TEST(IdleApi, OneCpuProcessSleepsAtOnce)
+{
+	if (std::getenv("UARCH_TUNABLES"))
+		GTEST_SKIP() << "UARCH_TUNABLES sets the policy in this run";
+	if (std::getenv("UARCH_EXPECT_IDLE"))
+		GTEST_SKIP() << "this is the started copy";
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	ASSERT_GT(n, 0);
+	self[n] = 0;
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(sched_getcpu(), &one);
+		if (sched_setaffinity(0, sizeof one, &one) != 0)
+			_exit(3);
+		setenv("UARCH_EXPECT_IDLE", "futex", 1);
+		char filter[] = "--gtest_filter=IdleApi.BoundPolicyName";
+		char *argv[] = {self, filter, nullptr};
+		execv(self, argv);
+		_exit(4);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "the one-CPU copy did not bind \"futex\" (3: setaffinity, 4: exec)";
 }
 
 TEST(IdleApi, Arguments)

@@ -83,6 +83,21 @@ TEST_P(IdlePolicyPin, Default)
 	EXPECT_EQ(p.idle.stages[p.idle.nstages - 1], Stage::futex);
 }
 
+// A process allowed one CPU sleeps at once (a spinning waiter would hold
+// the CPU its waker needs); two CPUs, or an unknown count, keep the
+// default; a stage list from UARCH_TUNABLES still wins.
+TEST_P(IdlePolicyPin, OneCpu)
+{
+	Cpu c = probe_dump(GetParam().dump);
+	c.cpus_allowed = 1;
+	EXPECT_EQ(stages(plan_for(c).idle), "futex");
+	EXPECT_EQ(stages(plan_for(c, "idle_stages=spin,futex").idle), "spin+futex");
+	c.cpus_allowed = 2;
+	EXPECT_EQ(stages(plan_for(c).idle), GetParam().stages);
+	c.cpus_allowed = 0;
+	EXPECT_EQ(stages(plan_for(c).idle), GetParam().stages);
+}
+
 // Tunables: a stage list the CPU can run replaces the default; one it
 // cannot is refused (and the default stays); budgets and C0.1 apply.
 TEST_P(IdlePolicyPin, Tunables)

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <sched.h>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -136,6 +137,7 @@ void print_json(const Report &r)
 	std::printf("],\n");
 	std::printf("  \"cache\": {\"line\": %u, \"l1d\": %u, \"l2\": %u, \"l3\": %u, \"l3_sharing\": %u},\n", c.cache.line,
 		    c.cache.l1d, c.cache.l2, c.cache.l3, c.cache.l3_sharing);
+	std::printf("  \"cpus_allowed\": %u,\n", c.cpus_allowed);
 	std::printf("  \"impl\": {");
 	for (uint32_t op = 0; op < op_count; op++)
 		std::printf("%s\"%s\": %s", op ? ", " : "", op_name(op), json_str(bound(r, op)).c_str());
@@ -196,6 +198,8 @@ void print_text(const Report &r)
 	std::printf("\n  cache      line %u  L1d %s  L2 %s  L3 %s (shared by %u)\n", c.cache.line,
 		    size_text(c.cache.l1d).c_str(), size_text(c.cache.l2).c_str(), size_text(c.cache.l3).c_str(),
 		    c.cache.l3_sharing);
+	if (c.cpus_allowed)
+		std::printf("  affinity   %u CPU%s allowed\n", c.cpus_allowed, c.cpus_allowed == 1 ? "" : "s");
 	std::printf("bindings\n");
 	for (uint32_t op = 0; op < op_count; op++) {
 		std::string b = bound(r, op), p = policy(r, op);
@@ -238,6 +242,8 @@ Report live_report()
 	r.live = true;
 	r.source = "this machine";
 	probe_host(&r.cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+	cpu_set_t set;   // as the library counts: 0 when the mask does not fit
+	r.cpu.cpus_allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? uint32_t(CPU_COUNT(&set)) : 0;
 	r.secure = getauxval(AT_SECURE) != 0;
 	const char *env = r.secure ? nullptr : std::getenv("UARCH_TUNABLES");
 	r.env = env ? env : "";
