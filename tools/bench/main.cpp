@@ -6,15 +6,15 @@
 #include <string>
 #include "bench.h"
 
-static int usage(FILE *f)
+static int usage()
 {
-	fprintf(f,
+	printf(
 		"usage: uarch-bench mem|sync|idle [--quick] [--min] [google benchmark flags]\n"
 		"                   [--csv FILE] [--json FILE] [--plot FILE.png]\n"
 		"  mem    uarch_memcpy/memmove/memset against the C library's\n"
 		"  sync   barriers and prefetch against their usual forms\n"
 		"  idle   wait/wake latency against a plain futex\n");
-	return f == stdout ? 0 : 2;
+	return 0;
 }
 
 std::string cpu_name()
@@ -37,10 +37,12 @@ std::string cpu_name()
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
-		return usage(stderr);
+	if (argc < 2) {
+		fprintf(stderr, "uarch-bench: which benchmark? mem, sync or idle (--help for usage)\n");
+		return 2;
+	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-		return usage(stdout);
+		return usage();
 	int (*sub)(int, char **) = nullptr;
 	if (!strcmp(argv[1], "mem"))
 		sub = bench_mem;
@@ -48,8 +50,10 @@ int main(int argc, char **argv)
 		sub = bench_sync;
 	else if (!strcmp(argv[1], "idle"))
 		sub = bench_idle;
-	else
-		return usage(stderr);
+	else {
+		fprintf(stderr, "uarch-bench: unknown benchmark '%s': mem, sync or idle (--help for usage)\n", argv[1]);
+		return 2;
+	}
 	// The subcommand sees "uarch-bench <sub>" as its argv[0].
 	static std::string name;
 	name = std::string(argv[0]) + " " + argv[1];

@@ -1,8 +1,9 @@
 // uarch-bench mem: uarch_memcpy/memmove/memset against the C library's, in
 // one process, each called through a volatile function pointer (so neither
 // is inlined or specialised), registered alternately (C library, then
-// uarch, for each case) so drift in clock or load hits both alike. Use
-// --benchmark_repetitions=N: the table then uses the medians. The table
+// uarch, for each case), and by default run as short repetitions in random
+// order across all cases, so drift in clock or load hits both alike; the
+// table uses the medians (--min: the fastest repetitions). The table
 // compares CPU time (the process's), which a busy machine disturbs less
 // than wall time; Google Benchmark's own output shows both.
 //
@@ -25,6 +26,7 @@
 // dst at the same page offset (which flatters some strategies).
 #include <benchmark/benchmark.h>
 #include <gnu/libc-version.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +123,12 @@ Work fixed_work(size_t n, size_t calls, bool misaligned)
 {
 	Work w;
 	w.size.assign(calls, uint32_t(n));
-	w.off.assign(calls, 0);
+	// Successive calls start on every cache line of a 4 KiB window in turn
+	// (17 is odd, so i * 17 mod 64 visits all 64), as the random cases do:
+	// no single placement (its 4 KiB aliasing with the caller's stack or
+	// with these arrays) decides a row.
+	for (size_t i = 0; i < calls; i++)
+		w.off.push_back(uint16_t(calls > 1 ? i * 17 % 64 * 64 : 0));
 	w.bytes = n * calls;
 	w.dmis = misaligned ? 1 : 0;
 	w.smis = misaligned ? 3 : 0;
@@ -135,13 +142,17 @@ void run(benchmark::State &st, Op op, int side, const Work *w, const Buffers *b)
 	const uint32_t *size = w->size.data();
 	const uint16_t *off = w->off.data();
 	size_t calls = w->size.size();
+	// Read once: a value from a volatile is opaque to the compiler, so
+	// the call stays indirect, without a load of the pointer per call.
+	SetFn set = g_set[side];
+	CopyFn copy = g_copy[op][side];
 	for (auto _ : st) {
 		if (op == op_memset) {
 			for (size_t i = 0; i < calls; i++)
-				g_set[side](d + off[i], int(i), size[i]);
+				set(d + off[i], int(i), size[i]);
 		} else {
 			for (size_t i = 0; i < calls; i++)
-				g_copy[op][side](d + off[i], s + off[i], size[i]);
+				copy(d + off[i], s + off[i], size[i]);
 		}
 		benchmark::ClobberMemory();
 	}
@@ -161,7 +172,6 @@ struct Row {
 class Collector : public benchmark::ConsoleReporter {
 public:
 	std::map<std::string, Row> rows;
-	std::vector<std::string> order;
 	std::map<std::string, bool> have_median;
 	std::string stat = "median";   // the aggregate the table uses
 
@@ -187,7 +197,6 @@ public:
 			auto it = r.counters.find("calls");
 			double calls = it == r.counters.end() ? 1 : double(it->second);
 			if (!rows.count(key)) {
-				order.push_back(key);
 				Row row;
 				size_t a = key.find('/'), c = key.rfind('/');
 				row.op = key.substr(0, a);
@@ -239,7 +248,7 @@ bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 int bench_mem(int argc, char **argv)
 {
 	std::string csv, json, plot, stat = "median";
-	bool quick = false, has_min_time = false;
+	bool quick = false, has_min_time = false, has_reps = false;
 	std::vector<char *> args = {argv[0]};
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -267,13 +276,35 @@ int bench_mem(int argc, char **argv)
 		}
 		if (a.rfind("--benchmark_min_time", 0) == 0)
 			has_min_time = true;
+		if (a.rfind("--benchmark_repetitions", 0) == 0)
+			has_reps = true;
 		args.push_back(argv[i]);
 	}
-	static std::string min_time;
+	// By default every case runs as several short repetitions in random
+	// order across all cases, and the table takes medians: on a shared
+	// machine the load drifts over seconds, and one long run per side let
+	// the drift decide single rows (memcpy and memmove, the same code on
+	// both sides, differed by up to 25% per row that way; single runs of
+	// one case vary by 5-15% here, so the median needs several).
+	static std::string min_time, reps;
 	if (!has_min_time) {
-		min_time = quick ? "--benchmark_min_time=0.02" : "--benchmark_min_time=0.1";
+		min_time = has_reps ? (quick ? "--benchmark_min_time=0.02" : "--benchmark_min_time=0.1")
+				    : (quick ? "--benchmark_min_time=0.01" : "--benchmark_min_time=0.02");
 		args.push_back(min_time.data());
 	}
+	if (!has_reps) {
+		reps = quick ? "--benchmark_repetitions=3" : "--benchmark_repetitions=7";
+		args.push_back(reps.data());
+		args.push_back(const_cast<char *>("--benchmark_enable_random_interleaving=true"));
+		args.push_back(const_cast<char *>("--benchmark_display_aggregates_only=true"));
+	}
+	// Open the outputs first: a bad path fails before minutes of running.
+	FILE *csv_file = nullptr, *json_file = nullptr;
+	for (auto [path, file] : {std::pair{&csv, &csv_file}, std::pair{&json, &json_file}})
+		if (!path->empty() && !(*file = fopen(path->c_str(), "w"))) {
+			fprintf(stderr, "uarch-bench mem: %s: %s\n", path->c_str(), strerror(errno));
+			return 2;
+		}
 	if (const char *p = getenv("LD_PRELOAD"))
 		if (strstr(p, "uarch"))
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
@@ -287,10 +318,12 @@ int bench_mem(int argc, char **argv)
 
 	static Buffers small(16384), large(size_t(64) << 20);
 	static std::deque<Work> works;   // push_back keeps addresses stable
+	std::vector<std::string> order;  // the table's rows: as registered, not as run
 	auto add = [&](Op op, const std::string &name, bool mis, Work w, const Buffers *b) {
 		works.push_back(std::move(w));
 		const Work *wp = &works.back();
 		std::string base = std::string(op_names[op]) + "/" + name + "/" + (mis ? "misaligned" : "aligned");
+		order.push_back(base);
 		for (int side = 0; side < 2; side++) {
 			auto *bm = benchmark::RegisterBenchmark((base + "/" + side_names[side]).c_str(),
 				[op, side, wp, b](benchmark::State &st) { run(st, op, side, wp, b); });
@@ -337,10 +370,10 @@ int bench_mem(int argc, char **argv)
 	benchmark::Shutdown();
 
 	std::vector<const Row *> done;
-	for (const std::string &k : rep.order) {
-		const Row &r = rep.rows[k];
-		if (!std::isnan(r.ns[0]) && !std::isnan(r.ns[1]))
-			done.push_back(&r);
+	for (const std::string &k : order) {
+		auto it = rep.rows.find(k);
+		if (it != rep.rows.end() && !std::isnan(it->second.ns[0]) && !std::isnan(it->second.ns[1]))
+			done.push_back(&it->second);
 	}
 	printf("\nuarch-bench mem on %s, glibc %s; uarch: memcpy=%s memmove=%s memset=%s\n",
 	       cpu_name().c_str(), gnu_get_libc_version(), uarch_impl("memcpy"), uarch_impl("memmove"),
@@ -358,11 +391,7 @@ int bench_mem(int argc, char **argv)
 		printf("%-8s geometric mean ratio over %d cases: %.3f\n", op.c_str(), g.second, std::exp(g.first / g.second));
 
 	if (!csv.empty()) {
-		FILE *f = fopen(csv.c_str(), "w");
-		if (!f) {
-			perror(csv.c_str());
-			return 1;
-		}
+		FILE *f = csv_file;
 		fprintf(f, "op,case,align,libc_ns,uarch_ns,ratio\n");
 		for (const Row *r : done)
 			fprintf(f, "%s,%s,%s,%.4f,%.4f,%.4f\n", r->op.c_str(), r->name.c_str(), r->align.c_str(),
@@ -370,11 +399,7 @@ int bench_mem(int argc, char **argv)
 		fclose(f);
 	}
 	if (!json.empty()) {
-		FILE *f = fopen(json.c_str(), "w");
-		if (!f) {
-			perror(json.c_str());
-			return 1;
-		}
+		FILE *f = json_file;
 		fprintf(f, "{\n  \"cpu\": \"%s\",\n  \"glibc\": \"%s\",\n", cpu_name().c_str(), gnu_get_libc_version());
 		fprintf(f, "  \"uarch\": {\"memcpy\": \"%s\", \"memmove\": \"%s\", \"memset\": \"%s\"},\n",
 			uarch_impl("memcpy"), uarch_impl("memmove"), uarch_impl("memset"));

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# uarch-bench mem end to end on a few cases: the table lists them in the
+# order they were registered (the runs themselves are interleaved at
+# random), the CSV has the same rows with positive times and ratios that
+# agree with them, and bad input is one line on stderr with exit code 2,
+# before any benchmark runs.
+bench=$1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+"$bench" mem --quick --benchmark_filter='memcpy/(fixed8|fixed100|uniform0-64)/' --csv "$tmp/out.csv" >"$tmp/out.txt" 2>&1 \
+  || { echo "FAIL run: $(tail -3 "$tmp/out.txt")"; exit 1; }
+rows=$(grep -E '^memcpy +(fixed|uniform)' "$tmp/out.txt" | awk '{print $2 "/" $3}' | tr '\n' ' ')
+want='uniform0-64/aligned fixed8/aligned fixed100/aligned '   # --quick: aligned only
+if [ "$rows" != "$want" ]; then echo "FAIL table rows: [$rows] want [$want]"; fail=1; else echo "ok   table rows in order"; fi
+if awk -F, 'NR == 1 { if ($0 != "op,case,align,libc_ns,uarch_ns,ratio") exit 1; next }
+            { if (!($4 > 0 && $5 > 0 && $6 > 0)) exit 1
+              r = $4 / $5; if (r / $6 > 1.001 || r / $6 < 0.999) exit 1; n++ }
+            END { exit n == 3 ? 0 : 1 }' "$tmp/out.csv"; then
+  echo "ok   csv: 3 rows, ratio = libc_ns / uarch_ns"
+else
+  echo "FAIL csv:"; cat "$tmp/out.csv"; fail=1
+fi
+check() {   # check DESCRIPTION ARGS...
+  local desc=$1; shift
+  local err rc
+  err=$(timeout 20 "$bench" "$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || [ -z "$err" ]; then
+    echo "FAIL $desc: rc=$rc stderr=[$err]"; fail=1
+  else
+    echo "ok   $desc: $err"
+  fi
+}
+check "no benchmark"
+check "unknown benchmark" bogus
+check "unwritable csv" mem --csv "$tmp/no/such/dir/out.csv"
+check "unwritable json" mem --json "$tmp/no/such/dir/out.json"
+check "unknown flag" mem --bogus
+exit $fail
