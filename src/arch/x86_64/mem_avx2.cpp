@@ -33,22 +33,14 @@ struct Ymm {
 // Size classes (each branch is taken for a whole range, so a fixed size
 // predicts perfectly and a random size in 0..64 mispredicts about one
 // branch in three): [16,64] first, on the fall-through path (a taken
-// branch costs about a cycle here), then everything above 256 (one taken
-// branch to the loop instead of two), then [4,16) [0,4) (64,128]
-// (128,256].
+// branch costs about a cycle here), then [4,16) [0,4) (64,128] (128,256]
+// (256,512] and the loops.
 UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 {
 	char *d = static_cast<char *>(dst);
 	const char *s = static_cast<const char *>(src);
 	if (__builtin_expect(n - 16 <= 64 - 16, 1)) {
 		copy_4x_clamped<Xmm>(d, s, n);
-		return dst;
-	}
-	if (n > 256) {
-		if (uintptr_t(d) - uintptr_t(s) >= n && n < mem_params.movsb_min && n <= mem_params.nt_min - 1)
-			copy_fwd_loop<Ymm, false>(d, s, n);   // forward-safe, below every window: no call
-		else
-			move_large<Ymm>(d, s, n, mem_params);
 		return dst;
 	}
 	if (n < 16) {
@@ -60,8 +52,12 @@ UARCH_INLINE void *move(void *dst, const void *src, size_t n)
 	}
 	if (n <= 128)
 		copy_head_tail<Ymm, 2>(d, s, n);
-	else
+	else if (n <= 256)
 		copy_head_tail<Ymm, 4>(d, s, n);
+	else if (uintptr_t(d) - uintptr_t(s) >= n && n < mem_params.movsb_min && n <= mem_params.nt_min - 1)
+		copy_fwd_loop<Ymm, false>(d, s, n);   // forward-safe, below every window: no call
+	else
+		move_large<Ymm>(d, s, n, mem_params);
 	return dst;
 }
 
@@ -89,17 +85,14 @@ UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx2(void *dst, int c, size_t n)
 		return dst;
 	}
 	__m256i v = _mm256_set1_epi8(char(c));
-	if (n > 256) {
-		if (n < mem_params.stosb_min)
-			set_fwd_loop<Ymm>(d, v, n);   // below the rep stosb window: no call
-		else
-			set_large<Ymm>(d, v, uint8_t(c), n, mem_params);
-		return dst;
-	}
 	if (n <= 128)
 		set_head_tail<Ymm, 2>(d, v, n);
-	else
+	else if (n <= 256)
 		set_head_tail<Ymm, 4>(d, v, n);
+	else if (n < mem_params.stosb_min)
+		set_fwd_loop<Ymm>(d, v, n);   // below the rep stosb window: no call
+	else
+		set_large<Ymm>(d, v, uint8_t(c), n, mem_params);
 	return dst;
 }
 
