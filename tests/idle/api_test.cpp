@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <sched.h>
+#include <sstream>
+#include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -40,6 +43,20 @@ TEST(IdleApi, OneCpuProcessSleepsAtOnce)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	ASSERT_GT(n, 0);
 	self[n] = 0;
+	// Under emulation (Meson's exe wrapper, e.g. qemu-aarch64 -L ...) the
+	// copy must be started through the wrapper too.
+	std::vector<std::string> words;
+	if (const char *w = std::getenv("MESON_EXE_WRAPPER")) {
+		std::istringstream in(w);
+		for (std::string word; in >> word;)
+			words.push_back(word);
+	}
+	words.push_back(self);
+	words.push_back("--gtest_filter=IdleApi.BoundPolicyName");
+	std::vector<char *> argv;
+	for (std::string &word : words)
+		argv.push_back(word.data());
+	argv.push_back(nullptr);
 	pid_t pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -49,9 +66,7 @@ TEST(IdleApi, OneCpuProcessSleepsAtOnce)
 		if (sched_setaffinity(0, sizeof one, &one) != 0)
 			_exit(3);
 		setenv("UARCH_EXPECT_IDLE", "futex", 1);
-		char filter[] = "--gtest_filter=IdleApi.BoundPolicyName";
-		char *argv[] = {self, filter, nullptr};
-		execv(self, argv);
+		execvp(argv[0], argv.data());
 		_exit(4);
 	}
 	int status = 0;
