@@ -35,4 +35,8 @@ check "unknown benchmark" bogus
 check "unwritable csv" mem --csv "$tmp/no/such/dir/out.csv"
 check "unwritable json" mem --json "$tmp/no/such/dir/out.json"
 check "unknown flag" mem --bogus
+# ... and a rejected command line loses nothing: an existing CSV is kept.
+echo keep > "$tmp/keep.csv"
+check "unknown flag, with --csv" mem --bogus --csv "$tmp/keep.csv"
+if [ "$(cat "$tmp/keep.csv")" != keep ]; then echo "FAIL rejected run truncated its --csv file"; fail=1; else echo "ok   --csv file kept"; fi
 exit $fail

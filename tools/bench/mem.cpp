@@ -283,9 +283,11 @@ int bench_mem(int argc, char **argv)
 	// By default every case runs as several short repetitions in random
 	// order across all cases, and the table takes medians: on a shared
 	// machine the load drifts over seconds, and one long run per side let
-	// the drift decide single rows (memcpy and memmove, the same code on
-	// both sides, differed by up to 25% per row that way; single runs of
-	// one case vary by 5-15% here, so the median needs several).
+	// the drift decide single rows. (An A/A check, memcpy against memmove,
+	// the same code on both sides: with one long run per side their rows
+	// differed by a median 8% and up to 48%; this way by a median 4-7% and
+	// up to 35% on a 2-vCPU Zen 3 guest. Single runs of one case vary by
+	// 5-15% there, so the median needs several.)
 	static std::string min_time, reps;
 	if (!has_min_time) {
 		min_time = has_reps ? (quick ? "--benchmark_min_time=0.02" : "--benchmark_min_time=0.1")
@@ -298,13 +300,6 @@ int bench_mem(int argc, char **argv)
 		args.push_back(const_cast<char *>("--benchmark_enable_random_interleaving=true"));
 		args.push_back(const_cast<char *>("--benchmark_display_aggregates_only=true"));
 	}
-	// Open the outputs first: a bad path fails before minutes of running.
-	FILE *csv_file = nullptr, *json_file = nullptr;
-	for (auto [path, file] : {std::pair{&csv, &csv_file}, std::pair{&json, &json_file}})
-		if (!path->empty() && !(*file = fopen(path->c_str(), "w"))) {
-			fprintf(stderr, "uarch-bench mem: %s: %s\n", path->c_str(), strerror(errno));
-			return 2;
-		}
 	if (const char *p = getenv("LD_PRELOAD"))
 		if (strstr(p, "uarch"))
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
@@ -364,6 +359,15 @@ int bench_mem(int argc, char **argv)
 	benchmark::Initialize(&bargc, args.data());
 	if (benchmark::ReportUnrecognizedArguments(bargc, args.data()))
 		return 2;
+	// Open the outputs once the arguments are known good (a rejected
+	// command line truncates nothing) and before running, so that a bad
+	// path fails before minutes of work.
+	FILE *csv_file = nullptr, *json_file = nullptr;
+	for (auto [path, file] : {std::pair{&csv, &csv_file}, std::pair{&json, &json_file}})
+		if (!path->empty() && !(*file = fopen(path->c_str(), "w"))) {
+			fprintf(stderr, "uarch-bench mem: %s: %s\n", path->c_str(), strerror(errno));
+			return 2;
+		}
 	Collector rep;
 	rep.stat = stat;
 	benchmark::RunSpecifiedBenchmarks(&rep);
@@ -390,16 +394,14 @@ int bench_mem(int argc, char **argv)
 	for (auto &[op, g] : geo)
 		printf("%-8s geometric mean ratio over %d cases: %.3f\n", op.c_str(), g.second, std::exp(g.first / g.second));
 
-	if (!csv.empty()) {
-		FILE *f = csv_file;
+	if (FILE *f = csv_file) {
 		fprintf(f, "op,case,align,libc_ns,uarch_ns,ratio\n");
 		for (const Row *r : done)
 			fprintf(f, "%s,%s,%s,%.4f,%.4f,%.4f\n", r->op.c_str(), r->name.c_str(), r->align.c_str(),
 				r->ns[0], r->ns[1], r->ratio());
 		fclose(f);
 	}
-	if (!json.empty()) {
-		FILE *f = json_file;
+	if (FILE *f = json_file) {
 		fprintf(f, "{\n  \"cpu\": \"%s\",\n  \"glibc\": \"%s\",\n", cpu_name().c_str(), gnu_get_libc_version());
 		fprintf(f, "  \"uarch\": {\"memcpy\": \"%s\", \"memmove\": \"%s\", \"memset\": \"%s\"},\n",
 			uarch_impl("memcpy"), uarch_impl("memmove"), uarch_impl("memset"));
