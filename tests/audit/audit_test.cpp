@@ -443,6 +443,31 @@ TEST(Command, ArchiveMembers)
 	EXPECT_EQ(count(function_line(json, "mb_mfence"), "mfence"), 1u);
 }
 
+// In an archive, members with nothing counted share one line and their
+// advice is given once; a diff lists unchanged members on one line too.
+TEST(Command, ArchiveQuietMembersOnOneLine)
+{
+	FIXTURE(lib, "libquiet.a", "gcc, clang or ar");
+	const Result r = audit_cmd({lib});
+	ASSERT_EQ(r.rc, 0) << r.err;
+	EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n2 objects without counted instructions: )"
+							R"([^\n]*libquiet\.a\(prefetch_builtin_clang\.o\), )"
+							R"([^\n]*libquiet\.a\(prefetch_builtin_clang_O1\.o\)\n)")))
+		<< r.out;
+	EXPECT_FALSE(has(r.out, "libquiet.a(prefetch_builtin_clang.o): x86-64")) << r.out;
+	EXPECT_TRUE(has(r.out, "libquiet.a(struct_copy_gcc.o): x86-64 relocatable")) << r.out;
+	std::size_t seed000 = 0;
+	for (std::size_t at = r.out.find("seed 000"); at != std::string::npos; at = r.out.find("seed 000", at + 1))
+		++seed000;
+	EXPECT_EQ(seed000, 1u) << r.out;
+
+	const Result d = audit_cmd({"--diff", lib, lib});
+	ASSERT_EQ(d.rc, 0) << d.err;
+	EXPECT_TRUE(has(d.out, "3 objects with no counter changed: prefetch_builtin_clang.o, "
+			       "prefetch_builtin_clang_O1.o, struct_copy_gcc.o")) << d.out;
+	EXPECT_FALSE(has(d.out, "\n== ")) << d.out;
+}
+
 TEST(Command, ClangDropsBuiltinPrefetchUnderNoSse)
 {
 	FIXTURE(obj, "prefetch_clang.o", "clang");
@@ -617,9 +642,11 @@ TEST(BadInput, TruncatedElf)
 	}
 }
 
-// Every cut of an object or an archive is an error: libelf cuts archive
-// members short without a word, and finds no sections when their headers
-// are past the end.
+// Every cut of an object, or of an archive with a symbol index (ar s, as
+// libfixtures.a), is an error: libelf cuts archive members short without a
+// word, and finds no sections when their headers are past the end. An
+// archive without an index cut exactly between two members cannot be told
+// from a shorter archive.
 TEST(BadInput, EveryCutIsAnError)
 {
 	FIXTURE(obj, "struct_copy_gcc.o", "gcc");

@@ -1,5 +1,5 @@
-// libFuzzer target: the ELF/archive reader, the classifier and the JSON
-// writer over arbitrary bytes. Every input must end in a report or an
+// libFuzzer target: the ELF/archive reader, the classifier and the text,
+// JSON and diff writers over arbitrary bytes. Every input must end in a report or an
 // AuditError, never in a crash, a hang or an out-of-bounds read.
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 		std::ostringstream out;
 		audit::print_json(out, reports);
 		audit::print_text(out, reports, 5);
+		audit::print_diff(out, "a", reports, "b", reports, false);
+		audit::print_diff(out, "a", reports, "b", {}, true);
 	} catch (const audit::AuditError &) {
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -93,7 +94,8 @@ void print_totals(std::ostream &os, const Counts &t, const std::vector<Counter> 
 	}
 }
 
-void print_object(std::ostream &os, const ObjectReport &r, std::size_t top)
+void print_object(std::ostream &os, const ObjectReport &r, std::size_t top,
+                  const std::vector<std::string> &adv)
 {
 	const auto nfunctions = std::count_if(r.functions.begin(), r.functions.end(),
 	                                      [](const auto &f) { return !is_bucket(f.first); });
@@ -159,7 +161,7 @@ void print_object(std::ostream &os, const ObjectReport &r, std::size_t top)
 		}
 		if (sites.size() > top) os << "    ... and " << sites.size() - top << " more\n";
 	}
-	for (const std::string &a : advice(r))
+	for (const std::string &a : adv)
 		wrap(os, "  advice: ", a);
 }
 
@@ -231,7 +233,6 @@ struct Change {
 
 struct ObjectDiff {
 	const ObjectReport *before, *after; // null when the other has no such member
-	std::vector<Counter> counters;      // of both architectures
 	std::vector<Change> functions;      // sorted by function
 	std::vector<Change> totals;         // every counter, changed or not
 };
@@ -242,11 +243,9 @@ ObjectDiff diff_objects(const ObjectReport *before, const ObjectReport *after)
 {
 	const ObjectReport &b = before ? *before : kNoObject;
 	const ObjectReport &a = after ? *after : kNoObject;
-	ObjectDiff d{before,
-	             after,
-	             counters_of(std::vector<Arch>{(before ? b : a).arch, (after ? a : b).arch}),
-	             {},
-	             {}};
+	const std::vector<Counter> counters =
+		counters_of(std::vector<Arch>{(before ? b : a).arch, (after ? a : b).arch});
+	ObjectDiff d{before, after, {}, {}};
 	std::set<std::string> names;
 	for (const auto &f : b.functions)
 		names.insert(f.first);
@@ -255,14 +254,14 @@ ObjectDiff diff_objects(const ObjectReport *before, const ObjectReport *after)
 	for (const std::string &name : names) {
 		const auto fb = b.functions.find(name);
 		const auto fa = a.functions.find(name);
-		for (Counter c : d.counters) {
+		for (Counter c : counters) {
 			const std::uint64_t x = fb == b.functions.end() ? 0 : fb->second[c];
 			const std::uint64_t y = fa == a.functions.end() ? 0 : fa->second[c];
 			if (x != y) d.functions.push_back({name, c, x, y});
 		}
 	}
 	d.totals.push_back({"", Counter::count_, b.totals.insns, a.totals.insns});
-	for (Counter c : d.counters)
+	for (Counter c : counters)
 		d.totals.push_back({"", c, b.totals[c], a.totals[c]});
 	return d;
 }
@@ -276,16 +275,21 @@ std::vector<ObjectDiff> diff_files(const std::vector<ObjectReport> &before,
 		out.push_back(diff_objects(&before[0], &after[0]));
 		return out;
 	}
-	const auto find = [](const std::vector<ObjectReport> &in, const ObjectReport &r) {
-		const auto it = std::find_if(in.begin(), in.end(), [&](const ObjectReport &x) {
-			return member_of(x.name) == member_of(r.name);
-		});
-		return it == in.end() ? nullptr : &*it;
+	const auto by_member = [](const std::vector<ObjectReport> &in) {
+		std::map<std::string, const ObjectReport *> m;
+		for (const ObjectReport &r : in)
+			m.emplace(member_of(r.name), &r);   // the first of equal names, as ar x does
+		return m;
+	};
+	const auto b_members = by_member(before), a_members = by_member(after);
+	const auto find = [](const auto &members, const ObjectReport &r) -> const ObjectReport * {
+		const auto it = members.find(member_of(r.name));
+		return it == members.end() ? nullptr : it->second;
 	};
 	for (const auto &b : before)
-		out.push_back(diff_objects(&b, find(after, b)));
+		out.push_back(diff_objects(&b, find(a_members, b)));
 	for (const auto &a : after)
-		if (!find(before, a)) out.push_back(diff_objects(nullptr, &a));
+		if (!find(b_members, a)) out.push_back(diff_objects(nullptr, &a));
 	return out;
 }
 
@@ -296,22 +300,25 @@ std::string_view change_name(const Change &c)
 
 void print_diff_text(std::ostream &os, const std::vector<ObjectDiff> &diffs)
 {
+	// Among several objects (archive members), those with no change get
+	// one line together.
+	std::vector<std::string> unchanged;
 	for (const ObjectDiff &d : diffs) {
-		if (diffs.size() > 1)
-			os << "\n== " << (d.before ? member_of(d.before->name) : "(none)") << " -> "
-			   << (d.after ? member_of(d.after->name) : "(none)") << '\n';
-		std::vector<Change> rows = d.functions;
-		for (Change c : d.totals)
-			if (c.before != c.after) {
-				c.function = "(total)";
-				rows.push_back(c);
+		const bool totals_changed = std::any_of(d.totals.begin(), d.totals.end(),
+		                                        [](const Change &c) { return c.before != c.after; });
+		if (d.functions.empty() && !totals_changed) {
+			if (diffs.size() > 1) {
+				unchanged.push_back(member_of((d.before ? d.before : d.after)->name));
+				continue;
 			}
-		if (rows.empty()) {
 			os << "  no counter changed\n";
 			continue;
 		}
+		if (diffs.size() > 1)
+			os << "\n== " << (d.before ? member_of(d.before->name) : "(none)") << " -> "
+			   << (d.after ? member_of(d.after->name) : "(none)") << '\n';
 		std::size_t width = 8;
-		for (const Change &c : rows)
+		for (const Change &c : d.functions)
 			width = std::max(width, std::min<std::size_t>(c.function.size(), 48));
 		const auto row = [&](std::string_view function, std::string_view counter,
 		                     const auto &x, const auto &y) {
@@ -320,9 +327,14 @@ void print_diff_text(std::ostream &os, const std::vector<ObjectDiff> &diffs)
 			   << std::setw(8) << y << '\n';
 		};
 		row("function", "counter", "before", "after");
-		for (const Change &c : rows)
+		for (const Change &c : d.functions)
 			row(c.function, change_name(c), c.before, c.after);
+		for (const Change &c : d.totals)
+			if (c.before != c.after) row("(total)", change_name(c), c.before, c.after);
 	}
+	if (!unchanged.empty())
+		os << '\n' << unchanged.size() << " objects with no counter changed: "
+		   << some_names(unchanged) << '\n';
 }
 
 void print_diff_json(std::ostream &os, const std::vector<ObjectDiff> &diffs)
@@ -412,22 +424,30 @@ void print_text(std::ostream &os, const std::vector<ObjectReport> &reports, std:
 {
 	// Among several objects (an archive's members), those with nothing to
 	// show get one line together.
-	std::vector<std::string> quiet;
+	// Nothing counted leaves at most the advice about clang and prefetch,
+	// which those objects then share.
+	std::vector<std::string> quiet, quiet_advice;
 	bool first = true;
 	for (const ObjectReport &r : reports) {
-		if (reports.size() > 1 && r.totals.flagged() == 0 && advice(r).empty()) {
+		std::vector<std::string> adv = advice(r);
+		if (reports.size() > 1 && r.totals.flagged() == 0) {
 			quiet.push_back(r.name);
+			for (std::string &a : adv)
+				if (std::find(quiet_advice.begin(), quiet_advice.end(), a) == quiet_advice.end())
+					quiet_advice.push_back(std::move(a));
 			continue;
 		}
 		if (!first) os << '\n';
 		first = false;
-		print_object(os, r, top);
+		print_object(os, r, top, adv);
 	}
 	if (reports.size() > 1) {
 		if (!quiet.empty())
 			os << (first ? "" : "\n") << quiet.size()
 			   << " objects without counted instructions: " << some_names(quiet)
 			   << '\n';
+		for (const std::string &a : quiet_advice)
+			wrap(os, "  advice: ", a);
 		Counts all;
 		for (const auto &r : reports)
 			all.add(r.totals);
