@@ -7,10 +7,9 @@ for another machine than this one, and gives the dynamic loader's variables
 -E options: left in the environment they would act on qemu itself. In a
 native build everything passes through unchanged.
 
-The emulator: MESON_EXE_WRAPPER when Meson set it (it does for tests whose
-program is a cross binary, not for a script run by the build machine's
-Python), else Debian's qemu-user for the program's machine, with the cross
-C library's root as cross/aarch64-linux-gnu.ini gives it.
+The emulator: MESON_EXE_WRAPPER, the cross file's exe_wrapper (Meson sets
+it for tests whose program is a cross binary; the meson.build of a script
+run by the build machine's Python sets it itself).
 """
 import os
 import shlex
@@ -18,7 +17,6 @@ import shutil
 import sys
 
 ENV_WRAPPER = shlex.split(os.environ.get("MESON_EXE_WRAPPER", ""))
-QEMU = {183: ["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]}
 GUEST_ONLY = ("LD_PRELOAD", "LD_BIND_NOW", "LD_DEBUG")
 # ELF e_machine -> the prefix of Debian's binutils for it.
 TOOL_PREFIX = {183: "aarch64-linux-gnu-", 62: "x86_64-linux-gnu-"}
@@ -47,12 +45,7 @@ def foreign(path):
 
 def wrapper(path):
     """The emulator command for the program path ([] when none is needed)."""
-    if not foreign(path):
-        return []
-    if ENV_WRAPPER:
-        return ENV_WRAPPER
-    q = QEMU.get(machine(str(path)))
-    return q if q and shutil.which(q[0]) else []
+    return ENV_WRAPPER if foreign(path) else []
 
 
 def wrap(cmd, env):

@@ -290,8 +290,7 @@ def check_tunables_hostile():
         for label, cmd, extra in progs:
             env = {k.encode(): v.encode() for k, v in clean_env(extra).items()}
             env[b"UARCH_TUNABLES"] = value
-            wcmd, wenv = exe_wrapper.wrap(cmd, env)
-            r = subprocess.run(wcmd, env=wenv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            r = run(cmd, env, timeout=60)
             b = bindings(r.stdout)
             ok = r.returncode == 0 and not r.stderr and b == want
             print(f"{label}: {describe(r)}, {len(r.stderr)} bytes on stderr, bindings "
@@ -301,20 +300,18 @@ def check_tunables_hostile():
                 fail(f"{name}: {label} did not run unchanged")
         # A real program under LD_PRELOAD, unchanged (not in a cross build:
         # this machine's ls cannot load the cross build's library).
-        env = {k.encode(): v.encode() for k, v in
-               clean_env({"LD_PRELOAD": args.preload_lib, "LD_BIND_NOW": "1"}).items()}
-        env[b"UARCH_TUNABLES"] = value
-        r = ls_plain if exe_wrapper.foreign(args.preload_lib) else \
-            subprocess.run(["/bin/ls", "-la", "/usr/lib"], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=60)
-        if (r.returncode, r.stdout, r.stderr) != (ls_plain.returncode, ls_plain.stdout, ls_plain.stderr):
-            fail(f"{name}: ls under LD_PRELOAD behaved differently")
+        if not exe_wrapper.foreign(args.preload_lib):
+            env = {k.encode(): v.encode() for k, v in
+                   clean_env({"LD_PRELOAD": args.preload_lib, "LD_BIND_NOW": "1"}).items()}
+            env[b"UARCH_TUNABLES"] = value
+            r = run(["/bin/ls", "-la", "/usr/lib"], env, timeout=60)
+            if (r.returncode, r.stdout, r.stderr) != (ls_plain.returncode, ls_plain.stdout, ls_plain.stderr):
+                fail(f"{name}: ls under LD_PRELOAD behaved differently")
         if not args.info:
             continue
         env = {k.encode(): v.encode() for k, v in clean_env().items()}
         env[b"UARCH_TUNABLES"] = value
-        wcmd, wenv = exe_wrapper.wrap([args.info, "--json"], env)
-        r = subprocess.run(wcmd, env=wenv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        r = run([args.info, "--json"], env, timeout=60)
         try:
             t = json.loads(r.stdout)["tunables"]
         except (ValueError, KeyError) as e:
