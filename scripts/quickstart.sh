@@ -21,6 +21,6 @@ if [ -x "$bench" ]; then
   "$bench" idle --quick
 fi
 if [ -x build/examples/ring/ring-bench ]; then
-  echo; echo "== ring-bench --quick (statically linked)"
+  echo; echo "== ring-bench --quick"
   build/examples/ring/ring-bench --quick
 fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: the native build (ifunc binding), the function-pointer
-# binding, arm64 under qemu, and the hardening builds (sanitizers,
-# valgrind, emulated x86 CPUs, static-pie). Ends with "N passed, N failed".
+# Runs every test: the native build (ifunc binding; with the 'heavy' suite:
+# valgrind, emulated x86 CPUs, real programs under the preload library), the
+# function-pointer binding, arm64 under qemu, and the hardening builds
+# (sanitizers; stack protector, fortify, bind-now, static-pie). Ends with
+# "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
