@@ -14,15 +14,7 @@ for tool in aarch64-linux-gnu-g++ qemu-aarch64; do
   command -v "$tool" >/dev/null || { echo "== $dir: $tool not found (apt-get install g++-aarch64-linux-gnu qemu-user)"; exit 1; }
 done
 
-rm -f "$dir/meson-logs/testlog.json"
-if [ -f "$dir/build.ninja" ]; then
-  meson setup --reconfigure "$dir" --cross-file "$cross" >"$dir.setup.log" 2>&1
-else
-  meson setup "$dir" --cross-file "$cross" >"$dir.setup.log" 2>&1
-fi || { echo "== $dir: meson setup failed (see $dir.setup.log)"; tail -20 "$dir.setup.log"; exit 1; }
-ninja -C "$dir" >"$dir.build.log" 2>&1 \
-  || { echo "== $dir: build failed (see $dir.build.log)"; grep -E 'error|FAILED' "$dir.build.log" | head -20; exit 1; }
-
+. scripts/lib.sh
+build_tree "$dir" --cross-file "$cross" || exit 1
 echo "== $dir: meson test (arm64 under $(qemu-aarch64 --version | head -1))"
-meson test -C "$dir" --print-errorlogs "$@" | grep -vE '^ *[0-9]+/[0-9]+ .* OK +[0-9.]+s$'
-exit "${PIPESTATUS[0]}"
+test_tree "$dir" "$@"

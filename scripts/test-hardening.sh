@@ -16,29 +16,19 @@
 # Exit status: 0 when every test passed in every build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-jobs=${UARCH_JOBS:-$(nproc 2>/dev/null || echo 2)}
 status=0
+. scripts/lib.sh
 
 # build_and_test DIR [ENV=VALUE...] -- [MESON OPTION...]
 build_and_test() {
-	local dir=$1 envs=() opts=()
+	local dir=$1 envs=()
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
-	opts=("$@")
 	echo "builddir: $dir"
-	rm -f "$dir/meson-logs/testlog.json"
-	if [ -f "$dir/build.ninja" ]; then
-		meson setup --reconfigure "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1
-	else
-		meson setup "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1
-	fi || { echo "== $dir: meson setup failed (see $dir.setup.log)"; tail -20 "$dir.setup.log"; return 1; }
-	ninja -C "$dir" -j "$jobs" >"$dir.build.log" 2>&1 ||
-		{ echo "== $dir: build failed (see $dir.build.log)"; grep -E 'error|FAILED' "$dir.build.log" | head -20; return 1; }
+	build_tree "$dir" "$@" || return 1
 	echo "== $dir: ${envs[*]} meson test --no-suite heavy"
-	env "${envs[@]}" meson test -C "$dir" --no-rebuild --no-suite heavy --print-errorlogs \
-		--num-processes "$jobs" | grep -vE '^ *[0-9]+/[0-9]+ .* OK +[0-9.]+s$'
-	return "${PIPESTATUS[0]}"
+	(export "${envs[@]}"; test_tree "$dir" --no-suite heavy)
 }
 
 [ $# -gt 0 ] || set -- asan hardened

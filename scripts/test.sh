@@ -13,21 +13,16 @@ bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 builds=()
 setup_failures=0
 
+. scripts/lib.sh
+
 # setup_and_test DIR "MESON OPTIONS" [meson test args...]
 setup_and_test() {
   local dir=$1 opts=$2
   shift 2
   builds+=("$dir")
-  rm -f "$dir/meson-logs/testlog.json"
-  if [ -f "$dir/build.ninja" ]; then
-    meson setup --reconfigure "$dir" $opts >"$dir.setup.log" 2>&1
-  else
-    meson setup "$dir" $opts >"$dir.setup.log" 2>&1
-  fi || { echo "== $dir: meson setup failed (see $dir.setup.log)"; tail -20 "$dir.setup.log"; setup_failures=$((setup_failures + 1)); return; }
-  ninja -C "$dir" >"$dir.build.log" 2>&1 \
-    || { echo "== $dir: build failed (see $dir.build.log)"; grep -E 'error|FAILED' "$dir.build.log" | head -20; setup_failures=$((setup_failures + 1)); return; }
+  build_tree "$dir" $opts || { setup_failures=$((setup_failures + 1)); return; }
   echo "== $dir: meson test $*"
-  meson test -C "$dir" --print-errorlogs "$@" | grep -vE '^ *[0-9]+/[0-9]+ .* OK +[0-9.]+s$' || true
+  test_tree "$dir" "$@" || true
 }
 
 setup_and_test build "-Dbinding=auto"
