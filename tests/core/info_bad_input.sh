@@ -3,16 +3,8 @@
 # and its report of rejected tunables.
 info=$1 data=$2
 fail=0
-check() {   # check DESCRIPTION ARGS...
-  local desc=$1; shift
-  local err rc
-  err=$("$info" "$@" 2>&1 >/dev/null); rc=$?
-  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || [ -z "$err" ]; then
-    echo "FAIL $desc: rc=$rc stderr=[$err]"; fail=1
-  else
-    echo "ok   $desc: $err"
-  fi
-}
+. "$(dirname "$0")/../one_line_error.sh"
+check() { local desc=$1; shift; expect_error "$desc" "$info" "$@"; }   # check DESCRIPTION ARGS...
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/empty"
 check "unknown option" --bogus

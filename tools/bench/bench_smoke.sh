@@ -20,16 +20,8 @@ if awk -F, 'NR == 1 { if ($0 != "op,case,align,libc_ns,uarch_ns,ratio") exit 1; 
 else
   echo "FAIL csv:"; cat "$tmp/out.csv"; fail=1
 fi
-check() {   # check DESCRIPTION ARGS...
-  local desc=$1; shift
-  local err rc
-  err=$(timeout 20 "$bench" "$@" 2>&1 >/dev/null); rc=$?
-  if [ $rc -ne 2 ] || [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || [ -z "$err" ]; then
-    echo "FAIL $desc: rc=$rc stderr=[$err]"; fail=1
-  else
-    echo "ok   $desc: $err"
-  fi
-}
+. "$(dirname "$0")/../../tests/one_line_error.sh"
+check() { local desc=$1; shift; expect_error "$desc" "$bench" "$@"; }   # check DESCRIPTION ARGS...
 check "no benchmark"
 check "unknown benchmark" bogus
 check "unwritable csv" mem --csv "$tmp/no/such/dir/out.csv"
