@@ -45,7 +45,7 @@ const char *mode_name(Mode m) { return m == Mode::burst ? "burst" : "trickle"; }
 
 struct Config {
 	Mode mode = Mode::burst;
-	uint32_t messages = 0, size = 64, capacity = 256, pause_us = 20;
+	uint32_t messages = 0, size = 64, capacity = 256, pause_us = 0;   // set per row
 	int cpu_p = 0, cpu_c = 1;
 };
 
@@ -232,7 +232,14 @@ void usage()
 		   "  LISTs are comma-separated: barrier uarch,mfence,seq_cst; wait uarch,futex,spin;\n"
 		   "  copy uarch,libc. axes: the all-uarch row and each primitive swapped alone.\n"
 		   "  Unless --no-seed: seed 003's setup too (burst, both threads on CPU P, futex).\n",
-		   stderr);
+		   stdout);
+}
+
+// Bad input: one line on stderr, exit status 2.
+[[noreturn]] void bad(const std::string &what)
+{
+	std::fprintf(stderr, "ring-bench: %s (--help for usage)\n", what.c_str());
+	std::exit(2);
 }
 
 } // namespace
@@ -247,10 +254,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto val = [&]() -> const char * {
-			if (i + 1 >= argc) {
-				usage();
-				std::exit(2);
-			}
+			if (i + 1 >= argc)
+				bad(a + " needs a value");
 			return argv[++i];
 		};
 		if (a == "--quick")
@@ -282,21 +287,22 @@ int main(int argc, char **argv)
 		else if (a == "--copy")
 			copies = val();
 		else if (a == "--cpus") {
-			if (std::sscanf(val(), "%d,%d", &base.cpu_p, &base.cpu_c) != 2) {
-				usage();
-				return 2;
-			}
+			if (std::sscanf(val(), "%d,%d", &base.cpu_p, &base.cpu_c) != 2)
+				bad("--cpus wants P,C (two CPU numbers)");
 			cpus_given = true;
-		} else {
+		} else if (a == "--help" || a == "-h") {
 			usage();
-			return a == "--help" || a == "-h" ? 0 : 2;
+			return 0;
+		} else {
+			bad("unknown argument '" + a + "'");
 		}
 	}
-	if (base.size == 0 || rounds == 0 || (modes != "burst" && modes != "trickle" && modes != "both") ||
-	    (combos != "axes" && combos != "all")) {
-		usage();
-		return 2;
-	}
+	if (base.size == 0 || rounds == 0)
+		bad("--size and --rounds must be positive");
+	if (modes != "burst" && modes != "trickle" && modes != "both")
+		bad("--mode is burst, trickle or both, not '" + modes + "'");
+	if (combos != "axes" && combos != "all")
+		bad("--combos is axes or all, not '" + combos + "'");
 
 	// Default CPUs: the first two this process may run on.
 	if (!cpus_given) {
@@ -315,15 +321,13 @@ int main(int argc, char **argv)
 	for (const char *p = pauses_arg.c_str(); *p;) {
 		char *end;
 		unsigned long u = std::strtoul(p, &end, 10);
-		if (end == p || (*end && *end != ',') || u > 1000000) {
-			usage();
-			return 2;
-		}
+		if (end == p || (*end && *end != ',') || u > 1000000)
+			bad("--pause-us wants microseconds (0..1000000), comma-separated: '" + pauses_arg + "'");
 		pauses.push_back(uint32_t(u));
 		p = *end ? end + 1 : end;
 	}
 	if (pauses.empty())
-		pauses.push_back(20);
+		bad("--pause-us: an empty list");
 
 	std::vector<Row> rows;
 	std::vector<std::pair<Mode, uint32_t>> paces = {{Mode::burst, 0}};
