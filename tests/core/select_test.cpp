@@ -22,11 +22,13 @@ Plan plan_for(const char *dump, const char *tunables = nullptr)
 	return plan_for(probe_dump(dump), tunables);
 }
 
-Cpu arm(uint64_t midr, uint64_t hwcap2 = 0)
+// HWCAP_ASIMD, HWCAP_EVTSTRM, HWCAP_CPUID: what Linux reports on arm64 servers.
+constexpr uint64_t kServerHwcap = (1 << 1) | (1 << 2) | (1 << 11);
+
+Cpu arm(uint64_t midr, uint64_t hwcap2 = 0, uint64_t hwcap = kServerHwcap)
 {
 	Cpu c;
-	// HWCAP_ASIMD, HWCAP_EVTSTRM, HWCAP_CPUID: what Linux reports on arm64 servers.
-	probe_arm(&c, (1 << 1) | (1 << 2) | (1 << 11), hwcap2, midr, 0x8444c004);
+	probe_arm(&c, hwcap, hwcap2, midr, 0x8444c004);
 	return c;
 }
 
@@ -130,9 +132,7 @@ TEST(Select, OtherArmCoresGetBaseline)
 	EXPECT_EQ(p.idle.stages[1], Stage::wfet);
 	// Without the kernel's event stream (qemu-user) WFE could overrun a
 	// timeout: the spin hands straight to the futex.
-	Cpu c;
-	probe_arm(&c, (1 << 1) | (1 << 11), 0, 0x414fd0c1, 0x8444c004);
-	p = plan_for(c);
+	p = plan_for(arm(0x414fd0c1, 0, kServerHwcap & ~uint64_t(1 << 2)));
 	EXPECT_EQ(p.idle.nstages, 2);
 	EXPECT_EQ(p.idle.stages[1], Stage::futex);
 }

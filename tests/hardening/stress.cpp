@@ -84,7 +84,7 @@ bool every_op(unsigned char *a, unsigned char *b, size_t cap, uint64_t seed, uin
 	// A wait that returns at once (the value differs: a word no other
 	// thread writes), one on the shared word that times out quickly or is
 	// woken, and a wake.
-	alignas(4) uint32_t mine = uint32_t(seed);
+	uint32_t mine = uint32_t(seed);
 	if (uarch_idle_wait(&mine, mine + 1, 1000) != 0)
 		return false;
 	uint32_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
