@@ -45,6 +45,10 @@ UARCH_API int uarch_idle_wake(uint32_t *addr, int count);
 /* Name of the variant bound to op ("memcpy", "memmove", "memset", "smp_mb",
  * "prefetch_range", "prefetchw", "idle_wait"); NULL for an unknown op. */
 UARCH_API const char *uarch_impl(const char *op);
+/* The name of op number i, 0 <= i, in the order uarch-info lists them
+ * ("memcpy" first); NULL past the last. Loop over it with uarch_impl to see
+ * every binding without a list of your own. */
+UARCH_API const char *uarch_op(unsigned i);
 
 /* Barriers, cpu_relax and prefetch are inline assembly, so no compiler flag
  * (clang's -mno-sse drops __builtin_prefetch) can remove them and no call is

@@ -7,19 +7,9 @@
 #define UARCH_BUILDING_LIBRARY 1
 #include "uarch.h"
 
-using uarch::op_memcpy;
-using uarch::op_memmove;
-using uarch::op_memset;
-using uarch::op_prefetch_range;
-using uarch::op_prefetchw;
-using uarch::op_smp_mb;
-
-UARCH_BIND(uarch_memcpy, op_memcpy, void *, (void *d, const void *s, size_t n), (d, s, n))
-UARCH_BIND(uarch_memmove, op_memmove, void *, (void *d, const void *s, size_t n), (d, s, n))
-UARCH_BIND(uarch_memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
-UARCH_BIND(uarch_prefetch_range, op_prefetch_range, void, (const void *p, size_t n), (p, n))
-UARCH_BIND(uarch_prefetchw, op_prefetchw, void, (const void *p), (p))
-UARCH_BIND(uarch_smp_mb, op_smp_mb, void, (void), ())
+// uarch_memcpy, uarch_smp_mb, ...: one per bound op of table/ops.def.
+#define UARCH_OP(name, ret, params, args) UARCH_BIND(uarch_##name, uarch::op_##name, ret, params, args)
+#include "table/ops.def"
 
 namespace uarch {
 void *bound_memcpy(void *d, const void *s, size_t n) { return ::uarch_memcpy(d, s, n); }
@@ -73,6 +63,11 @@ const char *uarch_impl(const char *op)
 		if (same(op, uarch::op_name(i)))
 			return i == uarch::op_idle_wait ? s.idle_name : uarch::impl_name(s.plan.impl[i]);
 	return nullptr;
+}
+
+const char *uarch_op(unsigned i)
+{
+	return uarch::op_name(i);
 }
 
 } // extern "C"

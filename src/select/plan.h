@@ -4,43 +4,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "probe/cpu.h"
+#include "table/table.h"
 #include "tunables/tunables.h"
 
 namespace uarch {
 
-enum Op : uint8_t {
-	op_memcpy, op_memmove, op_memset, op_prefetch_range, op_prefetchw, op_smp_mb,
-	op_idle_wait, op_count
-};
-const char *op_name(uint32_t op);             // "memcpy", ...; nullptr past op_count
-bool op_from_name(const char *s, size_t len, Op *out);
-
-// Every variant of every op, across architectures. impl_name() is the string
-// uarch_impl() returns and UARCH_TUNABLES accepts.
-enum class Impl : uint8_t {
-	none,
-	generic,     // portable C, any architecture
-	baseline,    // the architecture's floor: SSE2 on x86-64, ASIMD on arm64
-	gpr,         // x86-64: unrolled general-register moves (seed 001)
-	avx2,        // x86-64
-	avx512,      // x86-64: AVX512F+BW+VL with BMI2
-	ampereone,   // arm64: 128-byte loop with prfm pldl2keep 2 KiB ahead (seed 002)
-	mops,        // arm64: FEAT_MOPS cpyp/cpym/cpye, setp/setm/sete
-	lock_add,    // x86-64 smp_mb: lock addl below the red zone (seed 003)
-	mfence,      // x86-64 smp_mb, for comparison only
-	dmb,         // arm64 smp_mb: dmb ish
-	prefetcht0,  // x86-64 prefetch_range / prefetchw fallback
-	prefetchw,   // x86-64 prefetchw
-	prfm,        // arm64 prfm
-	policy,      // idle_wait: the staged policy (stages in IdlePolicy)
-	count
-};
-const char *impl_name(Impl i);
-bool impl_from_name(const char *s, size_t len, Impl *out);
-
-// Can this CPU run this variant of this op? (The policy never binds, and
-// tests never call, a variant for which this is false.)
-bool impl_runs_on(Op op, Impl impl, const Cpu &cpu);
+// Ops and variants (Op, Impl, impl_runs_on) come from table/ops.def.
 
 // Idle-wait stages, in the order the policy may use them.
 enum class Stage : uint8_t { spin, umwait, tpause, mwaitx, wfe, wfet, futex, count };

@@ -5,13 +5,6 @@
 
 namespace uarch {
 
-static const char op_names[op_count][16] = {
-	"memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait",
-};
-static const char impl_names[uint32_t(Impl::count)][12] = {
-	"none", "generic", "baseline", "gpr", "avx2", "avx512", "ampereone", "mops",
-	"lock_add", "mfence", "dmb_ish", "prefetcht0", "prefetchw", "prfm", "policy",
-};
 static const char stage_names[uint32_t(Stage::count)][8] = {
 	"spin", "umwait", "tpause", "mwaitx", "wfe", "wfet", "futex",
 };
@@ -20,30 +13,8 @@ static const char refuse_texts[5][40] = {
 	"this CPU cannot run it", "unknown or unavailable idle stage",
 };
 
-const char *op_name(uint32_t op) { return op < op_count ? op_names[op] : nullptr; }
-const char *impl_name(Impl i) { return uint32_t(i) < uint32_t(Impl::count) ? impl_names[uint32_t(i)] : "none"; }
 const char *stage_name(Stage s) { return uint32_t(s) < uint32_t(Stage::count) ? stage_names[uint32_t(s)] : "?"; }
 const char *refuse_reason_text(uint8_t r) { return refuse_texts[r < 5 ? r : 0]; }
-
-bool op_from_name(const char *s, size_t len, Op *out)
-{
-	for (uint32_t i = 0; i < op_count; i++)
-		if (name_equal(s, len, op_names[i])) {
-			*out = Op(i);
-			return true;
-		}
-	return false;
-}
-
-bool impl_from_name(const char *s, size_t len, Impl *out)
-{
-	for (uint32_t i = 1; i < uint32_t(Impl::count); i++)
-		if (name_equal(s, len, impl_names[i])) {
-			*out = Impl(i);
-			return true;
-		}
-	return false;
-}
 
 bool stage_from_name(const char *s, size_t len, Stage *out)
 {
@@ -53,31 +24,6 @@ bool stage_from_name(const char *s, size_t len, Stage *out)
 			return true;
 		}
 	return false;
-}
-
-static bool is_mem(Op op) { return op == op_memcpy || op == op_memmove || op == op_memset; }
-
-bool impl_runs_on(Op op, Impl impl, const Cpu &c)
-{
-	bool x86 = c.arch == Arch::x86_64, arm = c.arch == Arch::aarch64;
-	switch (impl) {
-	case Impl::generic: return is_mem(op) || op == op_prefetch_range || op == op_smp_mb;
-	case Impl::baseline: return is_mem(op) && (x86 ? c.has(f_sse2) : arm);
-	case Impl::gpr: return is_mem(op) && x86;
-	case Impl::avx2: return is_mem(op) && x86 && c.has(f_avx2);
-	case Impl::avx512:
-		return is_mem(op) && x86 && c.has(f_avx512f) && c.has(f_avx512bw) &&
-		       c.has(f_avx512vl) && c.has(f_bmi2);
-	case Impl::ampereone: return op == op_memcpy && arm;
-	case Impl::mops: return is_mem(op) && arm && c.has(f_mops);
-	case Impl::lock_add: case Impl::mfence: return op == op_smp_mb && x86;
-	case Impl::dmb: return op == op_smp_mb && arm;
-	case Impl::prefetcht0: return (op == op_prefetch_range || op == op_prefetchw) && x86;
-	case Impl::prefetchw: return op == op_prefetchw && x86 && c.has(f_prefetchw);
-	case Impl::prfm: return (op == op_prefetch_range || op == op_prefetchw) && arm;
-	case Impl::policy: return op == op_idle_wait;
-	default: return false;
-	}
 }
 
 bool stage_runs_on(Stage s, const Cpu &c)
@@ -317,14 +263,7 @@ void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
 		if (e.verdict != Verdict::applied)
 			continue;
 		Op op;
-		switch (e.key) {
-		case Key::memcpy: op = op_memcpy; goto variant;
-		case Key::memmove: op = op_memmove; goto variant;
-		case Key::memset: op = op_memset; goto variant;
-		case Key::prefetch_range: op = op_prefetch_range; goto variant;
-		case Key::prefetchw: op = op_prefetchw; goto variant;
-		case Key::smp_mb: op = op_smp_mb; goto variant;
-		variant: {
+		if (key_op(e.key, &op)) {
 			Impl impl;
 			uint8_t why = refuse_none;
 			if (!impl_from_name(t.input + e.value_offset, e.value_length, &impl))
@@ -339,8 +278,9 @@ void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
 			} else {
 				p->impl[op] = impl;
 			}
-			break;
+			continue;
 		}
+		switch (e.key) {
 		case Key::rep_movsb_threshold: p->mem.movsb_min = e.number; break;
 		case Key::rep_movsb_stop: p->mem.movsb_max = e.number; break;
 		case Key::rep_stosb_threshold: p->mem.stosb_min = e.number; break;

@@ -6,7 +6,9 @@
 namespace uarch {
 
 static const char key_names[uint32_t(Key::count)][20] = {
-	"", "memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb",
+	"",
+#define UARCH_OP(name, ret, params, args) #name,
+#include "table/ops.def"
 	"mask", "rep_movsb_threshold", "rep_movsb_stop", "rep_stosb_threshold",
 	"rep_stosb_stop", "nt_threshold", "prefetch_stride", "idle_spin_ns",
 	"idle_monitor_ns", "idle_stages", "idle_c01",
@@ -23,15 +25,6 @@ static const char verdict_texts[8][40] = {
 };
 
 const char *verdict_text(Verdict v) { return verdict_texts[uint32_t(v) & 7]; }
-
-bool name_equal(const char *a, size_t n, const char *z)
-{
-	size_t i = 0;
-	for (; i < n; i++)
-		if (z[i] == 0 || z[i] != a[i])
-			return false;
-	return z[i] == 0;
-}
 
 // Decimal or 0x hex, optional K/M/G (x1024). At most 2^48: every threshold
 // is a size or a duration, and the bound keeps arithmetic on it safe.

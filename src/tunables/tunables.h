@@ -4,7 +4,7 @@
 // show what was rejected and why.
 //
 // Keys:
-//   memcpy, memmove, memset, prefetch_range, prefetchw, smp_mb=<variant>
+//   memcpy, memmove, memset, ... (every bound op of table/ops.def)=<variant>
 //   mask=-feat[,-feat...]      disable CPU features (never enables one)
 //   rep_movsb_threshold, rep_movsb_stop, rep_stosb_threshold, rep_stosb_stop,
 //   nt_threshold, prefetch_stride, idle_spin_ns, idle_monitor_ns=<number>
@@ -14,12 +14,15 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "table/table.h"
 
 namespace uarch {
 
 enum class Key : uint8_t {
 	none,
-	memcpy, memmove, memset, prefetch_range, prefetchw, smp_mb,  // variant names
+	// One key per bound op (table/ops.def), in Op order: its variant name.
+#define UARCH_OP(name, ret, params, args) name,
+#include "table/ops.def"
 	mask,
 	rep_movsb_threshold, rep_movsb_stop, rep_stosb_threshold, rep_stosb_stop,
 	nt_threshold, prefetch_stride, idle_spin_ns, idle_monitor_ns,
@@ -27,6 +30,15 @@ enum class Key : uint8_t {
 	count
 };
 const char *key_name(Key k);
+// The op a variant key names (Key::memcpy -> op_memcpy); false for other keys.
+inline bool key_op(Key k, Op *op)
+{
+	uint32_t i = uint32_t(k) - 1;
+	if (k == Key::none || i >= op_bound_count)
+		return false;
+	*op = Op(i);
+	return true;
+}
 
 enum class Verdict : uint8_t {
 	applied,
@@ -62,10 +74,6 @@ struct Tunables {
 	const Entry *find(Key k) const;
 	uint64_t mask() const;     // union of applied mask entries
 };
-
-// Whether the n bytes at s spell the NUL-terminated name z. Freestanding
-// (no strncmp): the parser and the policy run inside resolvers.
-bool name_equal(const char *s, size_t n, const char *z);
 
 // Parses s (NUL-terminated or up to len bytes, whichever is first). s may be
 // nullptr (no tunables). secure: AT_SECURE process: everything is ignored.

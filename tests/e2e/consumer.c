@@ -7,9 +7,6 @@
 
 int main(void)
 {
-	static const char *const ops[] = {
-		"memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait",
-	};
 	char a[300], b[300];
 	for (int i = 0; i < 300; i++)
 		a[i] = (char)(i * 7);
@@ -17,7 +14,7 @@ int main(void)
 		return 1;
 	uarch_memset(b, 1, sizeof b);
 	uarch_smp_mb();
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		printf("%s=%s\n", ops[i], uarch_impl(ops[i]));
+	for (unsigned i = 0; uarch_op(i); i++)
+		printf("%s=%s\n", uarch_op(i), uarch_impl(uarch_op(i)));
 	return b[299] == 1 ? 0 : 1;
 }

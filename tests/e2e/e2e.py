@@ -20,11 +20,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
 
 SKIP = 77
-OPS = ["memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait"]
+from ops_table import OPS  # noqa: E402  (src/table/ops.def, read)
 PRELOAD_NAMES = ["memcpy", "memmove", "memset", "mempcpy", "__mempcpy", "bzero", "explicit_bzero",
                  "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk"]
 API_NAMES = ["uarch_memcpy", "uarch_memmove", "uarch_memset", "uarch_prefetch_range",
-             "uarch_idle_wait", "uarch_idle_wake", "uarch_impl", "uarch_smp_mb", "uarch_smp_rmb",
+             "uarch_idle_wait", "uarch_idle_wake", "uarch_impl", "uarch_op", "uarch_smp_mb", "uarch_smp_rmb",
              "uarch_smp_wmb", "uarch_cpu_relax", "uarch_prefetch", "uarch_prefetchw"]
 
 args = None
@@ -573,6 +573,8 @@ def check_info_features():
             print(f"{k}: raw CPUID {int(want)}, uarch-info {int(have)}")
             if have != want:
                 fail(f"uarch-info says {k}={int(have)}, CPUID says {int(want)}")
+    if j.get("ops") != OPS:
+        fail(f"uarch-info --json ops {j.get('ops')} differ from src/table/ops.def's {OPS}")
     impl = j.get("impl", {})
     mine = bindings(run([args.shared]).stdout)
     for op in OPS:

@@ -16,15 +16,13 @@
 
 #ifdef E2E_PRELOAD
 typedef const char *(*impl_fn)(const char *);
+typedef const char *(*op_fn)(unsigned);
 typedef void *(*copy_fn)(void *, const void *, size_t);
 typedef void *(*set_fn)(void *, int, size_t);
 #else
 #include "uarch.h"
 #endif
 
-static const char *const ops[] = {
-	"memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait",
-};
 
 static unsigned char src[70000], dst[70000], ref[70000];
 
@@ -97,7 +95,8 @@ int main(void)
 {
 #ifdef E2E_PRELOAD
 	impl_fn impl = (impl_fn)dlsym(RTLD_DEFAULT, "uarch_impl");
-	if (!impl) {
+	op_fn op = (op_fn)dlsym(RTLD_DEFAULT, "uarch_op");
+	if (!impl || !op) {
 		printf("# uarch_impl not found: run under LD_PRELOAD=libuarch_preload.so\n");
 		return 2;
 	}
@@ -110,6 +109,7 @@ int main(void)
 		printf("# memcpy from %s\n", info.dli_fname);
 #else
 	const char *(*impl)(const char *) = uarch_impl;
+	const char *(*op)(unsigned) = uarch_op;
 	void *(*volatile cpy)(void *, const void *, size_t) = uarch_memcpy;
 	void *(*volatile mov)(void *, const void *, size_t) = uarch_memmove;
 	void *(*volatile set)(void *, int, size_t) = uarch_memset;
@@ -117,9 +117,9 @@ int main(void)
 	printf("# at_secure=%lu uid=%d euid=%d gid=%d egid=%d\n", getauxval(AT_SECURE), (int)getuid(),
 	       (int)geteuid(), (int)getgid(), (int)getegid());
 	int bad = check(cpy, mov, set);
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-		const char *v = impl(ops[i]);
-		printf("%s=%s\n", ops[i], v ? v : "(null)");
+	for (unsigned i = 0; op(i); i++) {
+		const char *v = impl(op(i));
+		printf("%s=%s\n", op(i), v ? v : "(null)");
 		if (!v)
 			bad = 1;
 	}

@@ -11,9 +11,6 @@
 
 int main(int argc, char **argv)
 {
-	static const char *const ops[] = {
-		"memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait",
-	};
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s /path/to/libuarch.so\n", argv[0]);
 		return 2;
@@ -24,15 +21,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *(*impl)(const char *) = (const char *(*)(const char *))dlsym(h, "uarch_impl");
-	if (!impl) {
-		printf("# no uarch_impl in %s\n", argv[1]);
+	const char *(*op)(unsigned) = (const char *(*)(unsigned))dlsym(h, "uarch_op");
+	if (!impl || !op) {
+		printf("# no uarch_impl or uarch_op in %s\n", argv[1]);
 		return 2;
 	}
 	printf("# at_secure=%lu uid=%d euid=%d gid=%d egid=%d\n", getauxval(AT_SECURE), (int)getuid(),
 	       (int)geteuid(), (int)getgid(), (int)getegid());
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
-		const char *v = impl(ops[i]);
-		printf("%s=%s\n", ops[i], v ? v : "(null)");
+	for (unsigned i = 0; op(i); i++) {
+		const char *v = impl(op(i));
+		printf("%s=%s\n", op(i), v ? v : "(null)");
 	}
 	return 0;
 }

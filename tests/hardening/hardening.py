@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
 
 SKIP = 77
-OPS = ["memcpy", "memmove", "memset", "prefetch_range", "prefetchw", "smp_mb", "idle_wait"]
+from ops_table import OPS  # noqa: E402  (src/table/ops.def, read)
 
 # What qemu-x86_64 reports for each model (vendor, family, model) and the
 # memcpy variant the policy (src/select/select.cpp) promises for it: on

@@ -138,6 +138,26 @@ void print_json(const Report &r)
 	std::printf("  \"cache\": {\"line\": %u, \"l1d\": %u, \"l2\": %u, \"l3\": %u, \"l3_sharing\": %u},\n", c.cache.line,
 		    c.cache.l1d, c.cache.l2, c.cache.l3, c.cache.l3_sharing);
 	std::printf("  \"cpus_allowed\": %u,\n", c.cpus_allowed);
+	// The one table (table/ops.def), for scripts: every op and every variant.
+	std::printf("  \"ops\": [");
+	for (uint32_t op = 0; op < op_count; op++)
+		std::printf("%s\"%s\"", op ? ", " : "", op_name(op));
+	std::printf("],\n  \"variants\": [");
+	for (uint32_t i = 0; i < variant_count(); i++) {
+		const Variant &v = variant_at(i);
+		std::printf("%s\n    {\"op\": \"%s\", \"impl\": \"%s\", \"arch\": \"%s\", \"needs\": [", i ? "," : "",
+			    op_name(v.op), impl_name(v.impl),
+			    v.arch == Arch::x86_64 ? "x86_64" : v.arch == Arch::aarch64 ? "aarch64" : "any");
+		bool first = true;
+		for (uint32_t f = 0; f < f_count; f++)
+			if (v.needs >> f & 1) {
+				std::printf("%s\"%s\"", first ? "" : ", ", feature_name(f));
+				first = false;
+			}
+		bool here = (v.arch == Arch::unknown || v.arch == c.arch) && (c.features & v.needs) == v.needs;
+		std::printf("], \"runs_here\": %s}", here ? "true" : "false");
+	}
+	std::printf("\n  ],\n");
 	std::printf("  \"impl\": {");
 	for (uint32_t op = 0; op < op_count; op++)
 		std::printf("%s\"%s\": %s", op ? ", " : "", op_name(op), json_str(bound(r, op)).c_str());

@@ -1,0 +1,33 @@
+"""The ops and variants of src/table/ops.def, for the Python test scripts:
+the one table is read, never copied."""
+import os
+import re
+
+_DEF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "table", "ops.def")
+
+
+def _rows(macro):
+    rows = []
+    for line in open(_DEF):
+        m = re.match(r"\s*" + macro + r"\((.*)\)\s*(//.*)?$", line)
+        if m:
+            rows.append([a.strip() for a in m.group(1).split(",")])
+    return rows
+
+
+def ops():
+    """Every op in order, as uarch_impl() takes it: bound ops, then policy ops."""
+    names = []
+    for line in open(_DEF):
+        m = re.match(r"\s*UARCH_(?:POLICY_)?OP\((\w+)", line)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+def impl_names():
+    """Variant names as uarch_impl() prints them, keyed by their C++ name."""
+    return {r[0]: r[1].strip('"') for r in _rows("UARCH_IMPL")}
+
+
+OPS = ops()
