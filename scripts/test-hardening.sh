@@ -43,12 +43,12 @@ for what in "$@"; do
 			"ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1}" \
 			"UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}" \
 			-- -Dbuildtype=plain -Doptimization=1 -Ddebug=true \
-			-Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled || status=1
+			-Db_sanitize=address,undefined -Db_lundef=false -Dbenchmarks=disabled -Dfuzz=false || status=1
 		;;
 	hardened)
 		flags='-fstack-protector-all -D_FORTIFY_SOURCE=3'
 		build_and_test build-hardened LD_BIND_NOW=1 \
-			-- -Dbuildtype=release -Dbenchmarks=disabled "-Dc_args=$flags" "-Dcpp_args=$flags" \
+			-- -Dbuildtype=release -Dbenchmarks=disabled -Dfuzz=false "-Dc_args=$flags" "-Dcpp_args=$flags" \
 			-Dc_link_args=-Wl,-z,now -Dcpp_link_args=-Wl,-z,now || status=1
 		;;
 	*)

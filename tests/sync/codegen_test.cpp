@@ -30,13 +30,14 @@ std::string tmpdir()
 	return dir;
 }
 
-// Compiles codegen_tu.c (with the builtins when builtin) and returns its
-// instruction counts; fails the test (and returns empty) when a step fails.
-Counts compile_and_count(const Compiler &c, bool builtin)
+// Compiles codegen_tu.c (with the builtins when builtin, and extra flags)
+// and returns its instruction counts; fails the test (and returns empty)
+// when a step fails.
+Counts compile_and_count(const Compiler &c, bool builtin, const std::string &extra = "")
 {
 	std::string obj = tmpdir() + "/" + c.name + (builtin ? "-builtin" : "-uarch") + ".o";
 	std::string cmd = quote(c.path) + " " + c.flags + " -O2 -ffreestanding -c " +
-			  (builtin ? "-DCODEGEN_BUILTIN " : "") +
+			  (builtin ? "-DCODEGEN_BUILTIN " : "") + extra + " " +
 			  "-I" + quote(std::string(UARCH_TEST_SOURCE_ROOT) + "/include") + " " +
 			  quote(std::string(UARCH_TEST_SOURCE_ROOT) + "/tests/sync/codegen_tu.c") +
 			  " -o " + quote(obj);
@@ -104,21 +105,33 @@ TEST(Codegen, GccX86NoSse)
 	expect_x86_uarch(compile_and_count(gcc_x86, false));
 }
 
-// Seed 000, reproduced: under -mno-sse clang drops __builtin_prefetch (both
-// the read and the write form) and gcc keeps it as prefetcht0. This is what
-// proves the counting above can see a missing prefetch.
-TEST(Codegen, BuiltinPrefetchVanishesUnderClangNoSse)
+// The counting sees a missing prefetch: the builtin form, with the builtin
+// defined away, has none, while gcc keeps it as prefetcht0 otherwise.
+TEST(Codegen, CountingSeesAMissingPrefetch)
+{
+	REQUIRE(gcc_x86);
+	Counts kept = compile_and_count(gcc_x86, true);
+	Counts gone = compile_and_count(gcc_x86, true, "'-D__builtin_prefetch(...)=((void)0)'");
+	EXPECT_GT(get(kept, "prefetcht0"), 0) << "gcc dropped __builtin_prefetch under -mno-sse";
+	EXPECT_EQ(get(gone, "prefetcht0") + get(gone, "prefetchw"), 0);
+}
+
+// Seed 000: under -mno-sse clang 14 drops __builtin_prefetch (both the read
+// and the write form). An observation about the compiler, reported, not
+// asserted: the day clang keeps them, uarch.h's inline asm is still right
+// (ClangX86NoSse above checks that).
+TEST(Codegen, BuiltinPrefetchUnderClangNoSse)
 {
 	REQUIRE(clang_x86);
 	REQUIRE(gcc_x86);
 	Counts c = compile_and_count(clang_x86, true);
 	Counts g = compile_and_count(gcc_x86, true);
-	EXPECT_EQ(get(c, "prefetcht0"), 0) << "clang kept __builtin_prefetch under -mno-sse";
-	EXPECT_EQ(get(c, "prefetchw"), 0);
-	EXPECT_GT(get(g, "prefetcht0"), 0) << "gcc dropped __builtin_prefetch under -mno-sse";
-	// For the record (not asserted, it differs across versions): clang 14
-	// turns a seq_cst fence into mfence even here, gcc 12 into lock orq
-	// $0,(%rsp), which the next ret or reload of that slot waits for.
+	int kept = get(c, "prefetcht0") + get(c, "prefetchw");
+	printf("[ seed 000 ] clang -mno-sse %s __builtin_prefetch (%d prefetches; gcc: %d)\n",
+	       kept ? "keeps" : "drops", kept, get(g, "prefetcht0") + get(g, "prefetchw"));
+	// For the record (it differs across versions): clang 14 turns a
+	// seq_cst fence into mfence even here, gcc 12 into lock orq $0,(%rsp),
+	// which the next ret or reload of that slot waits for.
 	printf("[ fences   ] seq_cst fence: clang mfence=%d lock=%d, gcc mfence=%d lock=%d\n",
 	       get(c, "mfence"), get(c, "lock"), get(g, "mfence"), get(g, "lock"));
 }

@@ -203,20 +203,19 @@ struct CallMb {
 
 } // namespace
 
-// The negative control. x86-64 hardware shows SB reordering readily; if a
-// machine never does, say so rather than fail.
+// The negative control: without a fence the store-buffering outcome
+// r1 = r2 = 0 must show up, or the fenced runs below would prove nothing.
+// x86-64 and arm64 hardware both allow it; on a loaded machine the two
+// threads may overlap too rarely in one run, so up to three runs.
 TEST(Litmus, CompilerBarrierOnlyReorders)
 {
 	REQUIRE_TWO_CPUS();
-	Result r = run_sb("compiler barrier only", CompilerBarrier{});
-	if (r.reordered() == 0)
-		printf("[ litmus   ] this machine never showed r1=r2=0 without a fence in %llu trials: "
-		       "the fenced runs below prove less here\n",
-		       (unsigned long long)r.trials);
-	else
-		printf("[ litmus   ] reordering seen in %.4f%% of trials without a fence\n",
-		       100.0 * double(r.reordered()) / double(r.trials));
-	EXPECT_GT(r.trials, 0u);
+	Result r{};
+	for (int attempt = 0; attempt < 3 && r.reordered() == 0; attempt++)
+		r = run_sb("compiler barrier only", CompilerBarrier{});
+	printf("[ litmus   ] reordering seen in %.4f%% of %llu trials without a fence\n",
+	       100.0 * double(r.reordered()) / double(r.trials ? r.trials : 1), (unsigned long long)r.trials);
+	EXPECT_GT(r.reordered(), 0u) << "no r1=r2=0 outcome without a fence: the litmus test cannot see a missing barrier";
 }
 
 TEST(Litmus, InlineSmpMb)
