@@ -8,7 +8,7 @@
 // Each variant's function, declared with its op's signature (C linkage,
 // hidden). The variant's own source file defines it; declaring it here
 // too means a new variant needs no header.
-#define UARCH_VARIANT(op, impl, arch, needs, symbol) UARCH_DECLARE_##arch(op, symbol)
+#define UARCH_VARIANT(op, impl, arch, needs, symbol, source) UARCH_DECLARE_##arch(op, symbol)
 #define UARCH_DECLARE(op, symbol) \
 	extern "C" uarch::op_##op##_fn symbol __attribute__((visibility("hidden")));
 #define UARCH_DECLARE_any(op, symbol) UARCH_DECLARE(op, symbol)
@@ -28,7 +28,7 @@ namespace uarch {
 
 void *impl_fn(Op op, Impl impl)
 {
-#define UARCH_VARIANT(o, i, arch, needs, symbol) UARCH_RETURN_##arch(o, i, symbol)
+#define UARCH_VARIANT(o, i, arch, needs, symbol, source) UARCH_RETURN_##arch(o, i, symbol)
 #define UARCH_RETURN(o, i, symbol) \
 	if (op == op_##o && impl == Impl::i) \
 		return reinterpret_cast<void *>(&symbol);

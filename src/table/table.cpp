@@ -18,7 +18,7 @@ static const char impl_names[uint32_t(Impl::count)][12] = {
 
 #define F(f) (uint64_t(1) << f_##f)
 static const Variant variants[] = {
-#define UARCH_VARIANT(op, impl, arch, needs, symbol) {op_##op, Impl::impl, UARCH_TABLE_ARCH_##arch, needs},
+#define UARCH_VARIANT(op, impl, arch, needs, symbol, source) {op_##op, Impl::impl, UARCH_TABLE_ARCH_##arch, needs},
 #define UARCH_POLICY(op, impl) {op_##op, Impl::impl, Arch::unknown, 0},
 #define UARCH_TABLE_ARCH_any Arch::unknown
 #define UARCH_TABLE_ARCH_x86_64 Arch::x86_64
