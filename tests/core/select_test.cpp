@@ -178,6 +178,22 @@ TEST(Select, TunablesForceAndMask)
 	EXPECT_EQ(p.refused, 1u);
 }
 
+// erms (rep movsb/stosb at every size) is for measuring, never a default;
+// a tunable binds it where the CPU has ERMS, and nowhere else.
+TEST(Select, ErmsOnlyOnRequest)
+{
+	for (const Pin &pin : pins) {
+		Cpu c = probe_dump(pin.dump);
+		Plan p = plan_for(c, "memcpy=erms:memset=erms");
+		for (Op op : {op_memcpy, op_memmove, op_memset})
+			EXPECT_NE(plan_for(c).impl[op], Impl::erms) << pin.dump;
+		EXPECT_EQ(p.impl[op_memcpy] == Impl::erms, c.has(f_erms)) << pin.dump;
+		EXPECT_EQ(p.impl[op_memset] == Impl::erms, c.has(f_erms)) << pin.dump;
+		EXPECT_NE(p.impl[op_memmove], Impl::erms) << pin.dump;
+	}
+	EXPECT_FALSE(impl_runs_on(op_memcpy, Impl::erms, arm(0x414fd0c1)));
+}
+
 TEST(Select, ArmVariantsNeverOnX86)
 {
 	Cpu c = probe_dump("GenuineIntel00806F8_SapphireRapids_05_CPUID.txt");
