@@ -1,4 +1,5 @@
-// uarch-bench mem|sync|idle [google benchmark flags] [--csv FILE] [--json FILE] [--plot FILE.png]
+// uarch-bench mem|sync|idle [--quick] [--min] [--rows] [--csv FILE] [--json FILE] [--plot FILE.png]
+//                           [google benchmark flags]
 // Each subcommand measures uarch's functions side by side with what a
 // program would use without it, in one process, and prints ratios.
 #include <stdio.h>
@@ -9,8 +10,12 @@
 static int usage()
 {
 	printf(
-		"usage: uarch-bench mem|sync|idle [--quick] [--min] [google benchmark flags]\n"
-		"                   [--csv FILE] [--json FILE] [--plot FILE.png]\n"
+		"usage: uarch-bench mem|sync|idle [--quick] [--min] [--rows] [--csv FILE] [--json FILE]\n"
+		"                   [--plot FILE.png] [google benchmark flags]\n"
+		"  --csv FILE   the result tables as CSV (the first in FILE, others in FILE's stem.NAME.csv)\n"
+		"  --json FILE  the result tables as one JSON document\n"
+		"  --rows       Google Benchmark's own rows on the console too (--benchmark_out=FILE\n"
+		"               --benchmark_out_format=json|csv writes them to a file)\n"
 		"  mem    uarch_memcpy/memmove/memset against the C library's\n"
 		"  sync   barriers and prefetch against their usual forms\n"
 		"  idle   wait/wake latency against a plain futex\n");

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "report.h"
 #include "uarch.h"
 
 namespace {
@@ -169,7 +170,7 @@ struct Row {
 
 // Collects per-call times (medians when repetitions give aggregates) while
 // the console reporter prints as usual.
-class Collector : public benchmark::ConsoleReporter {
+class Collector : public report::Quiet {
 public:
 	std::map<std::string, Row> rows;
 	std::map<std::string, bool> have_median;
@@ -177,7 +178,7 @@ public:
 
 	void ReportRuns(const std::vector<Run> &runs) override
 	{
-		ConsoleReporter::ReportRuns(runs);
+		Quiet::ReportRuns(runs);
 		for (const Run &r : runs) {
 			if (r.error_occurred)
 				continue;
@@ -247,38 +248,17 @@ bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 
 int bench_mem(int argc, char **argv)
 {
-	std::string csv, json, plot, stat = "median";
-	bool quick = false, has_min_time = false, has_reps = false;
+	report::Options o = report::parse(argc, argv);
+	std::string stat = o.min ? "min" : "median";
+	bool quick = o.quick, has_min_time = false, has_reps = false;
 	std::vector<char *> args = {argv[0]};
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		auto value = [&](const char *flag, std::string *out) {
-			size_t l = strlen(flag);
-			if (a == flag && i + 1 < argc) {
-				*out = argv[++i];
-				return true;
-			}
-			if (a.compare(0, l, flag) == 0 && a.size() > l && a[l] == '=') {
-				*out = a.substr(l + 1);
-				return true;
-			}
-			return false;
-		};
-		if (value("--csv", &csv) || value("--json", &json) || value("--plot", &plot))
-			continue;
-		if (a == "--min") {   // the table uses the fastest repetition
-			stat = "min";
-			continue;
-		}
-		if (a == "--quick") {
-			quick = true;
-			continue;
-		}
+	for (size_t i = 1; i < o.rest.size(); i++) {
+		std::string a = o.rest[i];
 		if (a.rfind("--benchmark_min_time", 0) == 0)
 			has_min_time = true;
 		if (a.rfind("--benchmark_repetitions", 0) == 0)
 			has_reps = true;
-		args.push_back(argv[i]);
+		args.push_back(o.rest[i]);
 	}
 	// By default every case runs as several short repetitions in random
 	// order across all cases, and the table takes medians: on a shared
@@ -359,17 +339,14 @@ int bench_mem(int argc, char **argv)
 	benchmark::Initialize(&bargc, args.data());
 	if (benchmark::ReportUnrecognizedArguments(bargc, args.data()))
 		return 2;
-	// Open the outputs once the arguments are known good (a rejected
+	// Check the outputs once the arguments are known good (a rejected
 	// command line truncates nothing) and before running, so that a bad
 	// path fails before minutes of work.
-	FILE *csv_file = nullptr, *json_file = nullptr;
-	for (auto [path, file] : {std::pair{&csv, &csv_file}, std::pair{&json, &json_file}})
-		if (!path->empty() && !(*file = fopen(path->c_str(), "w"))) {
-			fprintf(stderr, "uarch-bench mem: %s: %s\n", path->c_str(), strerror(errno));
-			return 2;
-		}
+	if (!report::check_outputs("uarch-bench mem", o))
+		return 2;
 	Collector rep;
 	rep.stat = stat;
+	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
 	benchmark::Shutdown();
 
@@ -379,46 +356,27 @@ int bench_mem(int argc, char **argv)
 		if (it != rep.rows.end() && !std::isnan(it->second.ns[0]) && !std::isnan(it->second.ns[1]))
 			done.push_back(&it->second);
 	}
-	printf("\nuarch-bench mem on %s, glibc %s; uarch: memcpy=%s memmove=%s memset=%s\n",
-	       cpu_name().c_str(), gnu_get_libc_version(), uarch_impl("memcpy"), uarch_impl("memmove"),
-	       uarch_impl("memset"));
-	printf("ratio = C library time / uarch time (> 1: uarch faster)\n\n");
-	printf("%-8s %-16s %-10s %12s %12s %8s\n", "op", "case", "align", "libc ns", "uarch ns", "ratio");
+	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
+			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
+			    " memset=" + uarch_impl("memset") + "\nratio = C library time / uarch time (> 1: uarch faster), " +
+			    stat + " of the repetitions";
+	report::Table t{"mem", title, {"op", "case", "align", "libc_ns", "uarch_ns", "ratio"}, {}, {}};
 	std::map<std::string, std::pair<double, int>> geo;
 	for (const Row *r : done) {
-		printf("%-8s %-16s %-10s %12.2f %12.2f %8.3f\n", r->op.c_str(), r->name.c_str(), r->align.c_str(),
-		       r->ns[0], r->ns[1], r->ratio());
+		t.rows.push_back({r->op, r->name, r->align, {r->ns[0], 3}, {r->ns[1], 3}, {r->ratio(), 3}});
 		geo[r->op].first += std::log(r->ratio());
 		geo[r->op].second++;
 	}
-	for (auto &[op, g] : geo)
-		printf("%-8s geometric mean ratio over %d cases: %.3f\n", op.c_str(), g.second, std::exp(g.first / g.second));
-
-	if (FILE *f = csv_file) {
-		fprintf(f, "op,case,align,libc_ns,uarch_ns,ratio\n");
-		for (const Row *r : done)
-			fprintf(f, "%s,%s,%s,%.4f,%.4f,%.4f\n", r->op.c_str(), r->name.c_str(), r->align.c_str(),
-				r->ns[0], r->ns[1], r->ratio());
-		fclose(f);
-	}
-	if (FILE *f = json_file) {
-		fprintf(f, "{\n  \"cpu\": \"%s\",\n  \"glibc\": \"%s\",\n", cpu_name().c_str(), gnu_get_libc_version());
-		fprintf(f, "  \"uarch\": {\"memcpy\": \"%s\", \"memmove\": \"%s\", \"memset\": \"%s\"},\n",
-			uarch_impl("memcpy"), uarch_impl("memmove"), uarch_impl("memset"));
-		fprintf(f, "  \"results\": [\n");
-		for (size_t i = 0; i < done.size(); i++) {
-			const Row *r = done[i];
-			fprintf(f, "    {\"op\": \"%s\", \"case\": \"%s\", \"align\": \"%s\", \"libc_ns\": %.4f, "
-				   "\"uarch_ns\": %.4f, \"ratio\": %.4f}%s\n",
-				r->op.c_str(), r->name.c_str(), r->align.c_str(), r->ns[0], r->ns[1], r->ratio(),
-				i + 1 < done.size() ? "," : "");
-		}
-		fprintf(f, "  ]\n}\n");
-		fclose(f);
-	}
-	if (!plot.empty() && !write_plot(plot, done)) {
-		fprintf(stderr, "uarch-bench mem: gnuplot failed to write %s\n", plot.c_str());
+	report::Table g{"geomean", "geometric mean ratio per op", {"op", "cases", "ratio"}, {}, {}};
+	for (auto &[op, gm] : geo)
+		g.rows.push_back({op, {double(gm.second), 0}, {std::exp(gm.first / gm.second), 3}});
+	bool ok = report::emit("uarch-bench mem", o,
+			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
+				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", stat}},
+			       {t, g});
+	if (!o.plot.empty() && !write_plot(o.plot, done)) {
+		fprintf(stderr, "uarch-bench mem: gnuplot failed to write %s\n", o.plot.c_str());
 		return 1;
 	}
-	return 0;
+	return ok ? 0 : 1;
 }

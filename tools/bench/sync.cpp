@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "report.h"
 #include "uarch.h"
 #if defined(__x86_64__)
 #include "arch/x86_64/sync.h"
@@ -286,7 +287,7 @@ long anon_huge_kb()
 
 // ns per inner item (CPU time), keyed "group/case"; the median when
 // repetitions give aggregates.
-class Collector : public benchmark::ConsoleReporter {
+class Collector : public report::Quiet {
 public:
 	std::map<std::string, double> ns;
 	std::map<std::string, bool> from_stat;
@@ -294,7 +295,7 @@ public:
 
 	void ReportRuns(const std::vector<Run> &runs) override
 	{
-		ConsoleReporter::ReportRuns(runs);
+		Quiet::ReportRuns(runs);
 		for (const Run &r : runs) {
 			if (r.error_occurred)
 				continue;
@@ -347,22 +348,20 @@ const Case prefetch_cases[] = {
 
 int bench_sync(int argc, char **argv)
 {
-	std::string stat = "median";
-	bool quick = false, has_min_time = false, has_reps = false, has_interleave = false, thp = true;
+	report::Options o = report::parse(argc, argv);
+	std::string stat = o.min ? "min" : "median";
+	bool quick = o.quick, has_min_time = false, has_reps = false, has_interleave = false, thp = true;
 	size_t table_mib = 0;
 	std::vector<char *> args = {argv[0]};
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		if (a == "--quick") {
-			quick = true;
-		} else if (a == "--min") {
-			stat = "min";
-		} else if (a == "--no-thp") {
+	for (size_t i = 1; i < o.rest.size(); i++) {
+		std::string a = o.rest[i];
+		if (a == "--no-thp") {
 			thp = false;
 		} else if (a.rfind("--table-mib=", 0) == 0) {
 			table_mib = strtoull(a.c_str() + 12, nullptr, 10);
 		} else if (a == "-h" || a == "--help") {
-			printf("usage: %s [--quick] [--min] [--table-mib=N] [--no-thp] [google benchmark flags]\n"
+			printf("usage: %s [--quick] [--min] [--rows] [--csv FILE] [--json FILE] [--table-mib=N] [--no-thp]\n"
+			       "       [google benchmark flags]\n"
 			       "  --quick        short runs, 256 MiB table\n"
 			       "  --min          the table uses the fastest repetition, not the median\n"
 			       "  --table-mib=N  size of the lookup table (default 512)\n"
@@ -373,7 +372,7 @@ int bench_sync(int argc, char **argv)
 			has_min_time |= a.rfind("--benchmark_min_time", 0) == 0;
 			has_reps |= a.rfind("--benchmark_repetitions", 0) == 0;
 			has_interleave |= a.rfind("--benchmark_enable_random_interleaving", 0) == 0;
-			args.push_back(argv[i]);
+			args.push_back(o.rest[i]);
 		}
 	}
 	if (!table_mib)
@@ -431,44 +430,50 @@ int bench_sync(int argc, char **argv)
 	benchmark::Initialize(&bargc, args.data());
 	if (benchmark::ReportUnrecognizedArguments(bargc, args.data()))
 		return 2;
+	if (!report::check_outputs("uarch-bench sync", o))
+		return 2;
 	Collector rep;
 	rep.stat = stat;
+	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
 	benchmark::Shutdown();
 
-	printf("\nuarch-bench sync on %s; compiler %s; uarch: smp_mb=%s prefetch_range=%s prefetchw=%s\n",
-	       cpu_name().c_str(), __VERSION__, uarch_impl("smp_mb"), uarch_impl("prefetch_range"),
-	       uarch_impl("prefetchw"));
-	printf("CPU time per iteration (%s); ratio = mfence's time / this time (> 1: faster than mfence)\n\n",
-	       stat == "min" ? "fastest repetition" : "median when repeated");
-
+	std::string head = "uarch-bench sync on " + cpu_name() + "; compiler " + __VERSION__ + "; uarch: smp_mb=" +
+			   uarch_impl("smp_mb") + " prefetch_range=" + uarch_impl("prefetch_range") +
+			   " prefetchw=" + uarch_impl("prefetchw") + "\nCPU time per iteration (" +
+			   (stat == "min" ? "fastest repetition" : "median of the repetitions") +
+			   "); vs_mfence = mfence's time / this time (> 1: faster than mfence)";
 	double none = rep.get("barrier/none"), mf = rep.get("barrier/mfence");
 	double tf = rep.get("barrier/atomic_thread_fence");
-	printf("%-38s %10s %12s %10s %14s\n", "barrier, in store/barrier/load/call loop", "ns/iter",
-	       "barrier ns", "vs mfence", "vs thread_fence");
+	report::Table bt{"barrier", head, {"barrier, in store/barrier/load/call loop", "ns_per_iter", "barrier_ns",
+					    "vs_mfence", "vs_thread_fence"}, {}, {}};
 	for (const Case &c : barrier_cases) {
 		double t = rep.get(c.key);
-		if (std::isnan(t))
-			continue;
-		printf("%-38s %10.2f %12.2f %10.2f %14.2f\n", c.label, t, t - none, mf / t, tf / t);
+		if (!std::isnan(t))
+			bt.rows.push_back({c.label, {t, 2}, {t - none, 2}, {mf / t, 2}, {tf / t, 2}});
 	}
-
 	double base = rep.get("prefetch/none");
-	printf("\n%zu MiB table (%s), %zu-byte records, batches of %d, ns per lookup; "
-	       "ratio = no-prefetch time / this time\n",
-	       table_mib, anon_huge_kb() > 0 ? "transparent huge pages" : "4 KiB pages", kRecord, kBatch);
-	printf("%-38s %10s %10s\n", "prefetch", "ns/lookup", "speedup");
+	char title[256];
+	snprintf(title, sizeof title,
+		 "%zu MiB table (%s), %zu-byte records, batches of %d, ns per lookup; speedup = no-prefetch time / this time",
+		 table_mib, anon_huge_kb() > 0 ? "transparent huge pages" : "4 KiB pages", kRecord, kBatch);
+	report::Table pt{"prefetch", title, {"prefetch", "ns_per_lookup", "speedup"}, {}, {}};
 	const Case *best = nullptr;
 	double best_t = INFINITY;
 	for (const Case &c : prefetch_cases) {
 		double t = rep.get(c.key);
 		if (std::isnan(t))
 			continue;
-		printf("%-38s %10.2f %10.2f\n", c.label, t, base / t);
+		pt.rows.push_back({c.label, {t, 2}, {base / t, 2}});
 		if (!strncmp(c.key, "prefetch/range_stride", 21) && t < best_t)
 			best = &c, best_t = t;
 	}
 	if (best)
-		printf("fastest stride here: %s\n", best->label);
-	return 0;
+		pt.notes.push_back(std::string("fastest stride here: ") + best->label);
+	bool ok = report::emit("uarch-bench sync", o,
+			       {{"cpu", cpu_name()}, {"compiler", __VERSION__}, {"smp_mb", uarch_impl("smp_mb")},
+				{"prefetch_range", uarch_impl("prefetch_range")}, {"prefetchw", uarch_impl("prefetchw")},
+				{"statistic", stat}},
+			       {bt, pt});
+	return ok ? 0 : 1;
 }
