@@ -3,8 +3,8 @@
 // (static binaries): raw system calls, hidden statics, no libc, no pointer
 // tables, no stack protector (see meson.build).
 #include "dispatch/state.h"
-#include "dispatch/sys.h"
-#include "arch/params.h"
+#include "sys/sys.h"
+#include "generic/params.h"
 
 namespace uarch {
 

@@ -2,7 +2,7 @@
 // not become calls to memcpy/memset (which may be these very functions).
 #include "generic/generic.h"
 #include <stdint.h>
-#include "arch/prefetch_blocks.h"
+#include "generic/prefetch_blocks.h"
 
 typedef uintptr_t word __attribute__((may_alias));
 

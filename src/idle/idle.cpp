@@ -6,7 +6,7 @@
 // sleeper makes no system call.
 #include "idle/idle.h"
 #include "idle/stages.h"
-#include "dispatch/sys.h"
+#include "sys/sys.h"
 #if defined(__x86_64__)
 #include "arch/x86_64/sync.h"
 #elif defined(__aarch64__)

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 #include "arch/aarch64/mem.h"
-#include "arch/params.h"
+#include "generic/params.h"
 #include "dispatch/state.h"
 #include "probe/cpu.h"
 #include "select/plan.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <fstream>
 #include <sstream>
-#include "cpuid_dump.h"
+#include "common/cpuid_dump.h"
 
 using namespace uarch;
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 #include <sys/auxv.h>
-#include "cpuid_dump.h"
+#include "common/cpuid_dump.h"
 
 using namespace uarch;
 using uarch::test::probe_dump;

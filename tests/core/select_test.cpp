@@ -1,6 +1,6 @@
 // The policy pinned for real CPUs: what uarch binds on each.
 #include <gtest/gtest.h>
-#include "cpuid_dump.h"
+#include "common/cpuid_dump.h"
 #include "select/plan.h"
 
 using namespace uarch;

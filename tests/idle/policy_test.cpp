@@ -4,7 +4,7 @@
 // bound only names stages this CPU can run.
 #include <cstring>
 #include "common.h"
-#include "cpuid_dump.h"
+#include "common/cpuid_dump.h"
 
 using namespace idle_test;
 using uarch::test::probe_dump;

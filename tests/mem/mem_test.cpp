@@ -15,7 +15,7 @@
 #include <random>
 #include <string>
 #include <vector>
-#include "arch/params.h"
+#include "generic/params.h"
 #include "dispatch/state.h"
 #include "probe/cpu.h"
 #include "select/plan.h"

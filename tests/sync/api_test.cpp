@@ -14,7 +14,7 @@
 #include <functional>
 #include <string>
 #include <vector>
-#include "cpuid_dump.h"
+#include "common/cpuid_dump.h"
 #include "dispatch/state.h"
 #include "exported.h"
 #include "select/plan.h"

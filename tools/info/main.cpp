@@ -18,7 +18,7 @@
 #include "select/plan.h"
 #include "tunables/tunables.h"
 #include "uarch.h"
-#include "../../tests/core/cpuid_dump.h"
+#include "common/cpuid_dump.h"
 #if UARCH_HAVE_CPU_FEATURES
 #include <cpu_features/cpuinfo_x86.h>
 #endif

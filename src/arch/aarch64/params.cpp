@@ -1,6 +1,6 @@
 // Hands the plan's thresholds to the arm64 variants.
 #include <stddef.h>
-#include "arch/params.h"
+#include "generic/params.h"
 #include "arch/aarch64/mem.h"
 #include "arch/aarch64/sync.h"
 

@@ -11,7 +11,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
-#include "arch/prefetch_blocks.h"
+#include "generic/prefetch_blocks.h"
 
 extern "C" {
 #define HIDDEN __attribute__((visibility("hidden")))

@@ -1,5 +1,5 @@
-#include "arch/params.h"
-#include "arch/prefetch_blocks.h"
+#include "generic/params.h"
+#include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
 
 namespace uarch {

@@ -2,7 +2,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
-#include "arch/prefetch_blocks.h"
+#include "generic/prefetch_blocks.h"
 
 #define UARCH_SYNC_HIDDEN __attribute__((visibility("hidden")))
 

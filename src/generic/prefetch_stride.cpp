@@ -1,4 +1,4 @@
-#include "arch/prefetch_blocks.h"
+#include "generic/prefetch_blocks.h"
 
 namespace uarch {
 
