@@ -478,6 +478,103 @@ def check_preload_names():
         fail(f"expected 4 fortify aborts from the _chk names, saw {aborts}")
 
 
+# ---- how the preload entries are bound ------------------------------------------
+
+def entry_lines(stdout):
+    """{name: {impl, addr, bytes, target, offset}} and the other key=value lines."""
+    entries, rest = {}, {}
+    for line in stdout.decode(errors="replace").splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("memcpy", "memmove", "memset"):
+            entries[parts[0]] = dict(p.split("=", 1) for p in parts[1:])
+        elif "=" in line:
+            k, v = line.split("=", 1)
+            rest[k] = v
+    return entries, rest
+
+
+def disassemble(hexbytes, vma):
+    """objdump's reading of an entry's first bytes, placed at its address."""
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(bytes.fromhex(hexbytes))
+        f.flush()
+        r = run(["objdump", "-D", "-b", "binary", "-mi386:x86-64", f"--adjust-vma={vma}", f.name])
+    return [ln.strip() for ln in r.stdout.decode().splitlines() if re.match(r"\s*[0-9a-f]+:\t", ln)]
+
+
+def local_symbols(lib):
+    """offset -> names, from the library's full symbol table."""
+    out = {}
+    for line in run(["nm", lib]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            out.setdefault(int(parts[0], 16), []).append(parts[2])
+    return out
+
+
+def run_entry(label, prefix=()):
+    r = run(list(prefix) + [args.entry], preload_env())
+    show(r, label)
+    if r.returncode != 0 or b"all ok" not in r.stdout:
+        fail(f"{label}: an entry gave a wrong result (exit {r.returncode})")
+    if r.stderr:
+        fail(f"{label}: the program printed to stderr")
+    entries, rest = entry_lines(r.stdout)
+    if sorted(entries) != ["memcpy", "memmove", "memset"]:
+        fail(f"{label}: expected memcpy, memmove and memset entries, got {sorted(entries)}")
+    if rest.get("wx_mappings") != "0":
+        fail(f"{label}: {rest.get('wx_mappings')} mappings are writable and executable")
+    return entries, rest
+
+
+def check_preload_entry():
+    """Under LD_PRELOAD on x86-64 each entry is one `jmp rel32` to the variant
+    uarch_impl names, and the library says so."""
+    if not args.entry:
+        skip("preload-entry: the entries are patched on x86-64 only")
+    entries, rest = run_entry("preload entries")
+    if rest.get("binding") != "patched":
+        fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
+    syms = local_symbols(args.preload_lib)
+    for name, e in entries.items():
+        insns = disassemble(e["bytes"], e["addr"])
+        print(f"{name} ({e['impl']}): " + " | ".join(insns[:2]))
+        first = insns[0] if insns else ""
+        m = re.search(r"\tjmp\s+(?:0x)?([0-9a-f]+)", first)
+        if not first.split("\t")[1].startswith("e9") or not m:
+            fail(f"{name}: the entry is not a jmp rel32: {first!r}")
+            continue
+        if int(m.group(1), 16) != int(e.get("target", "0"), 16):
+            fail(f"{name}: objdump's jump target {m.group(1)} differs from the entry's {e.get('target')}")
+        want = f"uarch_x86_64_{name}_{e['impl']}"
+        at = syms.get(int(e.get("offset", "-1"), 16), [])
+        print(f"{name}: jumps to offset {e.get('offset')}: {at}")
+        if want not in at:
+            fail(f"{name}: jumps to {at}, expected {want}")
+
+
+def check_preload_fallback():
+    """Where executable anonymous memory is refused, every preload name still
+    binds and works, through pointers, and the library says so."""
+    if not args.entry or not args.deny_execmem:
+        skip("preload-fallback: the entries are patched on x86-64 only")
+    entries, rest = run_entry("preload entries, executable memory refused", [args.deny_execmem])
+    if rest.get("binding") != "pointer":
+        fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'pointer'")
+    for name, e in entries.items():
+        if not e["bytes"].startswith("ff25"):
+            fail(f"{name}: expected the unpatched `jmp *ptr(%rip)` (ff 25), saw {e['bytes'][:12]}")
+    plain, _ = run_entry("preload entries")
+    for name in entries:
+        if entries[name]["impl"] != plain.get(name, {}).get("impl"):
+            fail(f"{name}: bound to {entries[name]['impl']} with the patch refused, "
+                 f"{plain.get(name, {}).get('impl')} without")
+    r = run([args.deny_execmem, args.names], preload_env(E2E_EXPECT_OBJECT="libuarch_preload.so"))
+    show(r, "every preload name, executable memory refused")
+    if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
+        fail("with the patch refused, a preload name is missing, misbound or wrong")
+
+
 # ---- library hygiene ----------------------------------------------------------
 
 def dynsyms(lib, *flags):
@@ -704,6 +801,8 @@ CHECKS = {
     "ld-debug-bindings": check_ld_debug,
     "fortify": check_fortify,
     "preload-names": check_preload_names,
+    "preload-entry": check_preload_entry,
+    "preload-fallback": check_preload_fallback,
     "hygiene": check_hygiene,
     "info-features": check_info_features,
     "subproject-install": check_subproject_and_install,
@@ -726,7 +825,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("check", choices=sorted(CHECKS))
     for k in ("shared", "static", "preload-prog", "preload-lib", "lib", "static-lib", "secure-helper",
-              "fortify", "names", "raw-cpuid", "info"):
+              "fortify", "names", "raw-cpuid", "info", "entry", "deny-execmem"):
         p.add_argument("--" + k)
     args = p.parse_args()
     if args.lib and exe_wrapper.foreign(args.lib) and args.check in HOST_ONLY:
