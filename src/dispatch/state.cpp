@@ -155,6 +155,8 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 
 } // namespace
 
+const char *library_binding() { return UARCH_IFUNC ? "ifunc" : "pointer"; }
+
 const State &state(uint64_t hwcap, uint64_t hwcap2)
 {
 	if (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) == 2)
