@@ -12,6 +12,7 @@ static int usage()
 		"usage: uarch-bench mem|sync|idle [--quick] [--min] [google benchmark flags]\n"
 		"                   [--csv FILE] [--json FILE] [--plot FILE.png]\n"
 		"  mem    uarch_memcpy/memmove/memset against the C library's\n"
+		"         (--preload LIB: libuarch.so's against LIB's memcpy/memmove/memset)\n"
 		"  sync   barriers and prefetch against their usual forms\n"
 		"  idle   wait/wake latency against a plain futex\n");
 	return 0;

@@ -25,6 +25,7 @@
 // 4 KiB-aliasing stalls that the other escapes, and no case puts src and
 // dst at the same page offset (which flatters some strategies).
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <errno.h>
 #include <stdio.h>
@@ -49,7 +50,8 @@ using SetFn = void *(*)(void *, int, size_t);
 
 enum Op { op_memcpy, op_memmove, op_memset };
 const char *const op_names[] = {"memcpy", "memmove", "memset"};
-const char *const side_names[] = {"libc", "uarch"};
+// The two sides each case compares; --preload makes them "shared" and "preload".
+const char *side_names[] = {"libc", "uarch"};
 
 // [op][side]: read on every call, so the compiler cannot see through them.
 CopyFn volatile g_copy[2][2];
@@ -188,7 +190,7 @@ public:
 			std::string name = r.run_name.function_name;
 			size_t cut = name.rfind('/');
 			std::string key = name.substr(0, cut), side = name.substr(cut + 1);
-			int si = side == "uarch" ? 1 : 0;
+			int si = side == side_names[1] ? 1 : 0;
 			std::string skey = key + "/" + side;
 			if (!median && have_median[skey])
 				continue;
@@ -211,6 +213,46 @@ public:
 		}
 	}
 };
+
+// --preload LIB: the same variants on both sides, called through
+// libuarch.so's uarch_memcpy/memmove/memset (bound by the loader) and
+// through LIB's memcpy/memmove/memset (libuarch_preload.so's entries, as an
+// LD_PRELOADed program reaches them), so the ratio is what the preload
+// entries cost. LIB is opened RTLD_LOCAL: its names do not replace the C
+// library's in this process.
+bool use_preload_sides(const std::string &lib)
+{
+	void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "uarch-bench mem: --preload %s: %s\n", lib.c_str(), dlerror());
+		return false;
+	}
+	void *cpy = dlsym(h, "memcpy"), *mov = dlsym(h, "memmove"), *set = dlsym(h, "memset");
+	using Impl = const char *(*)(const char *);
+	auto impl = reinterpret_cast<Impl>(dlsym(h, "uarch_impl"));
+	if (!cpy || !mov || !set || !impl) {
+		fprintf(stderr, "uarch-bench mem: --preload %s: not a uarch preload library\n", lib.c_str());
+		return false;
+	}
+	for (const char *op : op_names)
+		if (strcmp(impl(op), uarch_impl(op)) != 0) {
+			fprintf(stderr, "uarch-bench mem: --preload %s binds %s to %s, libuarch.so to %s\n", lib.c_str(), op,
+				impl(op), uarch_impl(op));
+			return false;
+		}
+	using Binding = const char *(*)(void);
+	auto binding = reinterpret_cast<Binding>(dlsym(h, "uarch_preload_binding"));
+	printf("preload entries: %s, binding %s\n", lib.c_str(), binding ? binding() : "?");
+	g_copy[op_memcpy][0] = &uarch_memcpy;
+	g_copy[op_memcpy][1] = reinterpret_cast<CopyFn>(cpy);
+	g_copy[op_memmove][0] = &uarch_memmove;
+	g_copy[op_memmove][1] = reinterpret_cast<CopyFn>(mov);
+	g_set[0] = &uarch_memset;
+	g_set[1] = reinterpret_cast<SetFn>(set);
+	side_names[0] = "shared";
+	side_names[1] = "preload";
+	return true;
+}
 
 bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 {
@@ -247,7 +289,7 @@ bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 
 int bench_mem(int argc, char **argv)
 {
-	std::string csv, json, plot, stat = "median";
+	std::string csv, json, plot, preload, stat = "median";
 	bool quick = false, has_min_time = false, has_reps = false;
 	std::vector<char *> args = {argv[0]};
 	for (int i = 1; i < argc; i++) {
@@ -264,7 +306,7 @@ int bench_mem(int argc, char **argv)
 			}
 			return false;
 		};
-		if (value("--csv", &csv) || value("--json", &json) || value("--plot", &plot))
+		if (value("--csv", &csv) || value("--json", &json) || value("--plot", &plot) || value("--preload", &preload))
 			continue;
 		if (a == "--min") {   // the table uses the fastest repetition
 			stat = "min";
@@ -310,6 +352,8 @@ int bench_mem(int argc, char **argv)
 	g_copy[op_memmove][1] = &uarch_memmove;
 	g_set[0] = &::memset;
 	g_set[1] = &uarch_memset;
+	if (!preload.empty() && !use_preload_sides(preload))
+		return 2;
 
 	static Buffers small(16384), large(size_t(64) << 20);
 	static std::deque<Work> works;   // push_back keeps addresses stable
@@ -382,8 +426,11 @@ int bench_mem(int argc, char **argv)
 	printf("\nuarch-bench mem on %s, glibc %s; uarch: memcpy=%s memmove=%s memset=%s\n",
 	       cpu_name().c_str(), gnu_get_libc_version(), uarch_impl("memcpy"), uarch_impl("memmove"),
 	       uarch_impl("memset"));
-	printf("ratio = C library time / uarch time (> 1: uarch faster)\n\n");
-	printf("%-8s %-16s %-10s %12s %12s %8s\n", "op", "case", "align", "libc ns", "uarch ns", "ratio");
+	if (preload.empty())
+		printf("ratio = C library time / uarch time (> 1: uarch faster)\n\n");
+	else
+		printf("ratio = time through libuarch.so / time through the preload entries (same variants)\n\n");
+	printf("%-8s %-16s %-10s %9s ns %9s ns %8s\n", "op", "case", "align", side_names[0], side_names[1], "ratio");
 	std::map<std::string, std::pair<double, int>> geo;
 	for (const Row *r : done) {
 		printf("%-8s %-16s %-10s %12.2f %12.2f %8.3f\n", r->op.c_str(), r->name.c_str(), r->align.c_str(),
