@@ -575,6 +575,131 @@ def check_preload_fallback():
         fail("with the patch refused, a preload name is missing, misbound or wrong")
 
 
+# ---- static replacement: GNU ld --wrap ----------------------------------------
+
+LIBZ_A = "/usr/lib/x86_64-linux-gnu/libz.a"
+
+
+def pkg_config(*a):
+    env = base_env(PKG_CONFIG_PATH=os.path.join(os.environ["UARCH_BUILD_ROOT"], "meson-uninstalled"))
+    r = run(["pkg-config"] + list(a) + ["uarch"], env)
+    if r.returncode != 0:
+        fail(f"pkg-config {' '.join(a)} uarch: {r.stderr.decode().strip()}")
+    return r.stdout.decode().split()
+
+
+def iplt_targets(exe):
+    """IPLT slot address -> name of the ifunc resolver its IRELATIVE names."""
+    syms = {}
+    for line in run(["nm", exe]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            syms.setdefault(int(parts[0], 16), parts[2])
+    irel = {}
+    for line in run(["readelf", "-rW", exe]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[2] == "R_X86_64_IRELATIVE":
+            irel[int(parts[0], 16)] = syms.get(int(parts[3], 16), parts[3])
+    out = {}
+    dis = run(["objdump", "-d", "--no-show-raw-insn", "-j", ".plt", "-j", ".iplt", exe]).stdout.decode()
+    for m in re.finditer(r"^\s*([0-9a-f]+):\s+jmp\s+\*0x[0-9a-f]+\(%rip\)\s+# ([0-9a-f]+)", dis, re.M):
+        if int(m.group(2), 16) in irel:
+            out[int(m.group(1), 16)] = irel[int(m.group(2), 16)]
+    return out
+
+
+def mem_calls_from(exe, functions):
+    """(caller, callee) for every call/jmp from one of functions to a
+    memory function (a name with mem/bzero in it, or an IPLT slot, named by
+    its resolver)."""
+    iplt = iplt_targets(exe)
+    dis = run(["objdump", "-d", "--no-show-raw-insn", exe]).stdout.decode()
+    out, fn = [], None
+    for line in dis.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            fn = m.group(1)
+            continue
+        m = re.match(r"^\s*[0-9a-f]+:\s+(call|jmp)\s+([0-9a-f]+) <(.+)>", line)
+        if not m or fn not in functions:
+            continue
+        target = int(m.group(2), 16)
+        callee = iplt.get(target, m.group(3))
+        if target in iplt or re.search(r"mem|bzero", callee):
+            out.append((fn, callee))
+    return out
+
+
+def check_static_wrap():
+    """-static and -static-pie programs, gcc and clang, linked with libz.a and
+    `pkg-config --variable=wrap_ldflags uarch`: zlib's round trip is exact, and
+    zlib's memcpy/memmove/memset calls reach uarch's variants (in the
+    disassembly and at run time under a debugger)."""
+    if os.uname().machine != "x86_64":
+        skip("static-wrap: written for x86-64 (the variants' names, libz.a's path)")
+    if not os.path.exists(LIBZ_A):
+        skip(f"static-wrap: no {LIBZ_A} (Debian package zlib1g-dev, scripts/deps.sh installs it)")
+    wrap = pkg_config("--variable=wrap_ldflags")
+    flags = pkg_config("--static", "--cflags", "--libs")
+    print(f"wrap_ldflags: {' '.join(wrap)}")
+    if not any("--wrap=memcpy" in w for w in wrap):
+        fail("pkg-config's wrap_ldflags has no --wrap=memcpy")
+    zlib_fns = set()
+    for line in run(["nm", "--defined-only", LIBZ_A]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "Tt":
+            zlib_fns.add(parts[2])
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrap_zlib.c")
+    with tempfile.TemporaryDirectory() as tmp:
+        for cc in ("gcc", "clang"):
+            if not shutil.which(cc):
+                fail(f"static-wrap: {cc} not found (scripts/deps.sh installs it)")
+                continue
+            for mode in ("-static", "-static-pie"):
+                label = f"{cc} {mode}"
+                exe = os.path.join(tmp, f"zlib-{cc}{mode}")
+                cmd = [cc, "-O2", mode] + (["-fPIE"] if mode == "-static-pie" else []) + wrap + \
+                    [src, "-o", exe, "-lz"] + flags
+                r = run(cmd)
+                if r.returncode != 0:
+                    show(r, label + ": link")
+                    fail(f"{label}: does not link")
+                    continue
+                r = run([exe])
+                show(r, label)
+                b = bindings(r.stdout)
+                if r.returncode != 0 or r.stdout.count(b"round trip identical") != 3:
+                    fail(f"{label}: the compression round trip is not byte-identical")
+                calls = mem_calls_from(exe, zlib_fns)
+                into_uarch = [c for c in calls if c[1].startswith("__wrap_")]
+                elsewhere = [c for c in calls if not c[1].startswith("__wrap_")]
+                print(f"{label}: zlib's calls to memory functions: {len(into_uarch)} to __wrap_*, "
+                      f"{len(elsewhere)} elsewhere {sorted(set(elsewhere))[:6]}")
+                if not into_uarch or elsewhere:
+                    fail(f"{label}: zlib's memcpy/memmove/memset calls do not all go to __wrap_*")
+                # At run time: who calls the bound variants (a breakpoint on
+                # each, the caller read from the return address).
+                variants = sorted({f"uarch_x86_64_{op}_{b.get(op)}" for op in ("memcpy", "memmove", "memset")})
+                script = os.path.join(tmp, "callers.gdb")
+                with open(script, "w") as f:
+                    f.write("set pagination off\nset $hits = 0\n")
+                    for v in variants:
+                        f.write(f"break *{v}\ncommands\nsilent\ninfo symbol *(void **)$rsp\n"
+                                "set $hits = $hits + 1\nif $hits >= 400\nkill\nend\ncontinue\nend\n")
+                    f.write("run\n")
+                gdb = ["gdb", "-q", "-batch", "-x", script, "--args", exe, "65536"]
+                if not shutil.which("gdb"):
+                    print(f"{label}: no gdb, the run-time check is skipped")
+                    continue
+                r = run(gdb, timeout=240)
+                callers = re.findall(r"^(\S+) \+ \d+ in section", r.stdout.decode(), re.M)
+                from_zlib = sorted(set(c for c in callers if c in zlib_fns))
+                print(f"{label}: {len(callers)} calls into {variants} seen; callers from zlib: {from_zlib}")
+                if not from_zlib:
+                    show(r, label + ": gdb")
+                    fail(f"{label}: no call from zlib reached uarch's variants at run time")
+
+
 # ---- library hygiene ----------------------------------------------------------
 
 def dynsyms(lib, *flags):
@@ -802,6 +927,7 @@ CHECKS = {
     "fortify": check_fortify,
     "preload-names": check_preload_names,
     "preload-entry": check_preload_entry,
+    "static-wrap": check_static_wrap,
     "preload-fallback": check_preload_fallback,
     "hygiene": check_hygiene,
     "info-features": check_info_features,
@@ -817,6 +943,7 @@ HOST_ONLY = {
     "preload-git": FOREIGN_PROGRAMS, "preload-sqlite3": FOREIGN_PROGRAMS,
     "preload-compress": FOREIGN_PROGRAMS, "cpython-tests": FOREIGN_PROGRAMS,
     "subproject-install": "packaging builds for this machine; the native build checks it",
+    "static-wrap": "it links with this machine's gcc, clang and libz.a; the native build checks it",
 }
 
 
