@@ -49,7 +49,10 @@ static void caches_from_leaf(Cpu *c, const CpuidSource *src, uint32_t leaf)
 	}
 }
 
-void probe_x86(Cpu *c, const CpuidSource *src)
+// What binding needs: vendor, family/model, feature bits (CPUID leaves 0, 1,
+// 7.0, 7.1, 0x80000000, 0x80000001: at most 6, each a VM exit in a guest).
+// cache.line is the CLFLUSH size of leaf 1 until the caches are probed.
+void probe_x86_binding(Cpu *c, const CpuidSource *src)
 {
 	zero(c, sizeof *c);
 	c->arch = Arch::x86_64;
@@ -113,16 +116,31 @@ void probe_x86(Cpu *c, const CpuidSource *src)
 
 	r = src->cpuid(src, 0x80000000, 0);
 	uint32_t max_ext = r.eax;
-	bool topoext = false;
 	if (max_ext >= 0x80000001 && max_ext < 0x8000ffff) {
 		r = src->cpuid(src, 0x80000001, 0);
 		if (bit(r.ecx, 29)) c->set(f_monitorx);
 		if (bit(r.ecx, 8)) c->set(f_prefetchw);
-		topoext = bit(r.ecx, 22);
 	}
 
-	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
+	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon)
 		c->zen = zen_generation(c->vendor, c->family, c->model);
+}
+
+// Cache sizes and line, on top of probe_x86_binding's answer in *c: only
+// the large-copy thresholds need them, so the library asks at the first
+// large copy, not at load. Asks the maximum leaf again (leaf 0, or
+// 0x80000000 and 0x80000001 on AMD), then leaf 4 or 0x8000001D once per
+// cache (or 0x80000005/6).
+void probe_x86_caches(Cpu *c, const CpuidSource *src)
+{
+	if (c->family == 0)   // no leaf 1: nothing more to ask
+		return;
+	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
+		CpuidRegs r = src->cpuid(src, 0x80000000, 0);
+		uint32_t max_ext = r.eax;
+		bool topoext = false;
+		if (max_ext >= 0x80000001 && max_ext < 0x8000ffff)
+			topoext = bit(src->cpuid(src, 0x80000001, 0).ecx, 22);
 		if (topoext && max_ext >= 0x8000001d) {
 			caches_from_leaf(c, src, 0x8000001d);
 		} else {
@@ -137,9 +155,15 @@ void probe_x86(Cpu *c, const CpuidSource *src)
 				c->cache.l3 = (r.edx >> 18) * 512 * 1024;
 			}
 		}
-	} else if (max_leaf >= 4) {
+	} else if (src->cpuid(src, 0, 0).eax >= 4) {
 		caches_from_leaf(c, src, 4);
 	}
+}
+
+void probe_x86(Cpu *c, const CpuidSource *src)
+{
+	probe_x86_binding(c, src);
+	probe_x86_caches(c, src);
 }
 
 #if defined(__x86_64__)
@@ -170,6 +194,16 @@ const CpuidSource *cpuid_hardware()
 void probe_host(Cpu *out, uint64_t, uint64_t)
 {
 	probe_x86(out, cpuid_hardware());
+}
+
+void probe_host_binding(Cpu *out)
+{
+	probe_x86_binding(out, cpuid_hardware());
+}
+
+void probe_host_caches(Cpu *out)
+{
+	probe_x86_caches(out, cpuid_hardware());
 }
 #endif
 
