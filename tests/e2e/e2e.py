@@ -575,6 +575,38 @@ def check_preload_fallback():
         fail("with the patch refused, a preload name is missing, misbound or wrong")
 
 
+def count_cpuid(prog):
+    """CPUID instructions libuarch_preload.so executes in prog (gdb)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count_cpuid.py")
+    r = run(["gdb", "-q", "-batch", "-ex", f"set exec-wrapper env LD_PRELOAD={args.preload_lib}",
+             "-ex", f"python LIB='{args.preload_lib}'", "-x", script, "--args", prog], timeout=120)
+    m = re.search(rb"cpuid executed: (\d+) \((\d+) sites\)", r.stdout)
+    if not m:
+        show(r, f"gdb counting CPUID in {prog}")
+        fail(f"could not count CPUID in {prog}")
+        return None
+    return int(m.group(1))
+
+
+def check_load_cpuid():
+    """At load the library runs at most 6 CPUID instructions (each a VM exit
+    in a guest); the rest waits for the first large copy."""
+    if os.uname().machine != "x86_64":
+        skip("load-cpuid: CPUID is x86-64's")
+    if not shutil.which("gdb"):
+        skip("load-cpuid: needs gdb (scripts/deps.sh installs it)")
+    at_load = count_cpuid("/bin/true")
+    print(f"CPUID at load (/bin/true under LD_PRELOAD): {at_load}")
+    if at_load is not None and at_load > 6:
+        fail(f"{at_load} CPUID instructions at load, more than 6")
+    # preload_entry copies up to 4200 bytes: past the small paths, so the
+    # deferred leaves (caches) are asked then.
+    with_large = count_cpuid(args.entry)
+    print(f"CPUID with large copies (preload_entry): {with_large}")
+    if at_load is not None and with_large is not None and with_large <= at_load:
+        fail("no CPUID after load: the caches were not probed at the first large copy")
+
+
 # ---- static replacement: GNU ld --wrap ----------------------------------------
 
 LIBZ_A = "/usr/lib/x86_64-linux-gnu/libz.a"
@@ -928,6 +960,7 @@ CHECKS = {
     "preload-names": check_preload_names,
     "preload-entry": check_preload_entry,
     "static-wrap": check_static_wrap,
+    "load-cpuid": check_load_cpuid,
     "preload-fallback": check_preload_fallback,
     "hygiene": check_hygiene,
     "info-features": check_info_features,
@@ -944,6 +977,7 @@ HOST_ONLY = {
     "preload-compress": FOREIGN_PROGRAMS, "cpython-tests": FOREIGN_PROGRAMS,
     "subproject-install": "packaging builds for this machine; the native build checks it",
     "static-wrap": "it links with this machine's gcc, clang and libz.a; the native build checks it",
+    "load-cpuid": "gdb debugs programs of this machine; the native build checks it",
 }
 
 
