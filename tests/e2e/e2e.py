@@ -914,7 +914,7 @@ def check_subproject_and_install():
                 show(r, " ".join(s[:2]))
                 fail("the CMake find_package(uarch) consumer did not build")
                 return
-        for exe in ("consumer", "consumer_static"):
+        for exe in ("consumer", "consumer_static", "consumer_wrap"):
             r = run([os.path.join(cb, exe)])
             show(r, f"CMake consumer {exe}")
             if r.returncode or bindings(r.stdout) != want:
@@ -922,6 +922,9 @@ def check_subproject_and_install():
         needed = run(["readelf", "-dW", os.path.join(cb, "consumer_static")]).stdout.decode()
         if "libuarch" in needed:
             fail("uarch::static linked the shared library")
+        wrapped = run(["nm", os.path.join(cb, "consumer_wrap")]).stdout.decode()
+        if not re.search(r" [iT] __wrap_memcpy$", wrapped, re.M):
+            fail("uarch::wrap did not link __wrap_memcpy into the program")
 
         # The project's own build installs into a DESTDIR too, tools included.
         dest = os.path.join(t, "destdir")
