@@ -107,11 +107,12 @@ bool patch_page(void *const targets[entry_count])
 	long fresh = syscall6(nr_mmap, 0, page_size, prot_read | prot_write, map_private | map_anonymous, -1, 0);
 	if (failed(fresh))
 		return false;
-	// Byte stores through a volatile pointer: no loop the compiler could
-	// turn into a call to memset (the function being bound).
+	// Stores through a volatile pointer: no loop the compiler could turn
+	// into a call to memset (the function being bound).
+	volatile uint64_t *words = reinterpret_cast<uint64_t *>(fresh);
+	for (long i = 0; i < page_size / 8; i++)
+		words[i] = 0xcccccccccccccccc;  // int3
 	volatile unsigned char *p = reinterpret_cast<unsigned char *>(fresh);
-	for (long i = 0; i < page_size; i++)
-		p[i] = 0xcc;                    // int3
 	for (uint32_t i = 0; i < entry_count; i++) {
 		volatile unsigned char *e = p + i * entry_stride;
 		e[0] = 0xe9;                    // jmp rel32
