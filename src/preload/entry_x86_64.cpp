@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dispatch/state.h"
+#include "dispatch/sys.h"
 #include "preload/entry.h"
 
 using uarch::Op;
@@ -72,19 +73,7 @@ enum : long { nr_mmap = 9, nr_mprotect = 10, nr_munmap = 11, nr_mremap = 25 };
 enum : long { prot_read = 1, prot_write = 2, prot_exec = 4 };
 enum : long { map_private = 0x02, map_anonymous = 0x20 };
 enum : long { mremap_maymove = 1, mremap_fixed = 2 };
-
-long syscall6(long n, long a, long b, long c, long d, long e, long f)
-{
-	long ret;
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+using sys::call6;
 
 bool failed(long ret) { return ret < 0 && ret > -4096; }
 
@@ -104,7 +93,7 @@ bool patch_page(void *const targets[entry_count])
 			return false;
 		rel[i] = int32_t(d);
 	}
-	long fresh = syscall6(nr_mmap, 0, page_size, prot_read | prot_write, map_private | map_anonymous, -1, 0);
+	long fresh = call6(nr_mmap, 0, page_size, prot_read | prot_write, map_private | map_anonymous, -1, 0);
 	if (failed(fresh))
 		return false;
 	// Stores through a volatile pointer: no loop the compiler could turn
@@ -119,9 +108,9 @@ bool patch_page(void *const targets[entry_count])
 		for (int b = 0; b < 4; b++)
 			e[1 + b] = uint8_t(uint32_t(rel[i]) >> (8 * b));
 	}
-	if (failed(syscall6(nr_mprotect, fresh, page_size, prot_read | prot_exec, 0, 0, 0)) ||
-	    failed(syscall6(nr_mremap, fresh, page_size, page_size, mremap_maymove | mremap_fixed, long(page), 0))) {
-		syscall6(nr_munmap, fresh, page_size, 0, 0, 0, 0);
+	if (failed(call6(nr_mprotect, fresh, page_size, prot_read | prot_exec, 0, 0, 0)) ||
+	    failed(call6(nr_mremap, fresh, page_size, page_size, mremap_maymove | mremap_fixed, long(page), 0))) {
+		call6(nr_munmap, fresh, page_size, 0, 0, 0, 0);
 		return false;
 	}
 	return true;
