@@ -165,7 +165,7 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 
 // The plan again with the caches known; only its thresholds are used (the
 // variants were bound from the same CPU and tunables, and the policy picks
-// them without the caches: select_test checks that on every CPUID dump).
+// them without the caches: deferral_test checks that on every CPUID dump).
 // Every caller computes the same values, so racing threads and a signal
 // handler that interrupts one are harmless: no lock, no allocation.
 void finish_deferred_plan()

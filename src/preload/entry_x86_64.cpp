@@ -13,9 +13,13 @@
 //      the kernel's mmap lock: a concurrent caller runs either the old page
 //      (whose pointers already hold the variants) or the new one.
 // Where the system forbids executable anonymous memory (SELinux
-// deny_execmem, PaX MPROTECT, a seccomp filter) step 2 or 3 fails, the new
-// page is dropped and the pointers stay: the binding of before, one
-// indirect jump more.
+// deny_execmem, PaX MPROTECT, systemd MemoryDenyWriteExecute, a seccomp
+// filter) step 2 or 3 fails, the new page is dropped and the pointers
+// stay: the binding of before, one indirect jump more.
+//
+// Cost at load: three mapping system calls and one page fault. On a guest
+// whose page-table updates trap (the Zen 5 KVM guest this was measured on)
+// that is about 165 us (mmap 15, first touch 12, mprotect 44, mremap 92).
 #include <stddef.h>
 #include <stdint.h>
 #include "dispatch/state.h"
