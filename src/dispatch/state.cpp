@@ -121,6 +121,7 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 #if defined(__x86_64__)
 	// The caches wait for the first large copy (finish_deferred_plan).
 	probe_host_binding(&s.cpu);
+	(void)hwcap, (void)hwcap2;   // arm64's
 #else
 	probe_host(&s.cpu, hwcap, hwcap2);
 #endif
