@@ -4,9 +4,11 @@
 // The three entries live alone on one page-aligned page of code (the
 // section below is 4096 bytes long and 4096-aligned, so the linker places
 // nothing else on it). Each starts as `jmp *ptr(%rip)`, the pointer first
-// holding a function that binds on the first call. Once the plan is known
-// (the constructor or the first call, whichever comes first) the page is
-// replaced by one whose entries are `jmp rel32` straight to the variants:
+// holding a function that binds on the first call; the constructor (or
+// that first call) sets the pointers to the variants. At the first large
+// copy (when the library also reads the cache sizes: a process that does
+// real work) the page is replaced by one whose entries are `jmp rel32`
+// straight to the variants:
 //   1. the new page is built in an anonymous read-write mapping;
 //   2. mprotect makes it read+execute (never writable and executable);
 //   3. mremap(MREMAP_FIXED) moves it over the old page in one step, under
@@ -17,13 +19,16 @@
 // filter) step 2 or 3 fails, the new page is dropped and the pointers
 // stay: the binding of before, one indirect jump more.
 //
-// Cost at load: three mapping system calls and one page fault. On a guest
-// whose page-table updates trap (the Zen 5 KVM guest this was measured on)
-// that is about 165 us (mmap 15, first touch 12, mprotect 44, mremap 92).
+// Why not at load: three mapping system calls and one page fault. On a
+// guest whose page-table updates trap (the Zen 5 KVM guest this was
+// measured on) that is about 165 us (mmap 15, first touch 12, mprotect 44,
+// mremap 92), more than the whole library's load otherwise; a short-lived
+// process (a shell script's) would pay it and never win it back.
 #include <stddef.h>
 #include <stdint.h>
 #include "dispatch/state.h"
 #include "dispatch/sys.h"
+#include "arch/params.h"
 #include "preload/entry.h"
 
 using uarch::Op;
@@ -81,8 +86,10 @@ using sys::call6;
 
 bool failed(long ret) { return ret < 0 && ret > -4096; }
 
-// 0: not yet, 1: binding, then EntryBinding::patched or ::pointer.
+// 0: not yet, 1: patching, then EntryBinding::patched or ::pointer.
 int g_binding;
+// 1 once the pointers hold the variants.
+int g_pointers_set;
 
 // Replaces the entry page with one of `jmp rel32` to targets; false (and
 // the page untouched) when a target is out of reach or the system refuses
@@ -127,14 +134,21 @@ void bind_entries()
 	// Every caller stores the pointers (the same values, idempotent): a
 	// first call that races with the binder must not find them unset.
 	const State &st = state();
-	void *targets[entry_count];
-	for (uint32_t i = 0; i < entry_count; i++) {
-		targets[i] = impl_fn(entry_op[i], st.plan.impl[entry_op[i]]);
-		__atomic_store_n(&uarch_preload_ptr[i], targets[i], __ATOMIC_RELEASE);
-	}
+	for (uint32_t i = 0; i < entry_count; i++)
+		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st.plan.impl[entry_op[i]]),
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
+}
+
+void patch_entries()
+{
 	int expected = 0;
 	if (!__atomic_compare_exchange_n(&g_binding, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;   // patched, or being patched: either page jumps to the variants now
+		return;   // patched, or being patched: either page jumps to the variants
+	bind_entries();
+	void *targets[entry_count];
+	for (uint32_t i = 0; i < entry_count; i++)
+		targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
 	int how = patch_page(targets) ? int(EntryBinding::patched) : int(EntryBinding::pointer);
 	__atomic_store_n(&g_binding, how, __ATOMIC_RELEASE);
 }
@@ -142,8 +156,9 @@ void bind_entries()
 EntryBinding entry_binding()
 {
 	int b = __atomic_load_n(&g_binding, __ATOMIC_ACQUIRE);
-	return b == int(EntryBinding::patched) || b == int(EntryBinding::pointer) ? EntryBinding(b)
-										    : EntryBinding::unbound;
+	if (b == int(EntryBinding::patched) || b == int(EntryBinding::pointer))
+		return EntryBinding(b);
+	return __atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) ? EntryBinding::deferred : EntryBinding::unbound;
 }
 
 namespace {
@@ -171,11 +186,12 @@ void *memset_first(void *d, int c, size_t n)
 	return reinterpret_cast<F>(__atomic_load_n(&uarch_preload_ptr[2], __ATOMIC_ACQUIRE))(d, c, n);
 }
 
-// Before any other constructor of this library (priority 101), and so, in
-// the usual case, before the host has started a thread.
+// Before any other constructor of this library (priority 101): the
+// pointers now; the patch at the first large copy (see the top of the file).
 __attribute__((constructor(101))) void bind_at_load()
 {
 	bind_entries();
+	set_late_binder(patch_entries);
 }
 
 } // namespace

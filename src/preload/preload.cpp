@@ -15,12 +15,14 @@
 
 extern "C" {
 // "patched" (jmp rel32 to the variant), "pointer" (jmp through a pointer:
-// the system refused the patch) or "unbound" (not yet bound).
+// the system refused the patch), "deferred" (jmp through a pointer until
+// the first large copy patches) or "unbound" (not yet bound).
 EXPORT const char *uarch_preload_binding(void)
 {
 	switch (uarch::entry_binding()) {
 	case uarch::EntryBinding::patched: return "patched";
 	case uarch::EntryBinding::pointer: return "pointer";
+	case uarch::EntryBinding::deferred: return "deferred";
 	default: return "unbound";
 	}
 }

@@ -528,13 +528,16 @@ def run_entry(label, prefix=()):
 
 
 def check_preload_entry():
-    """Under LD_PRELOAD on x86-64 each entry is one `jmp rel32` to the variant
-    uarch_impl names, and the library says so."""
+    """Under LD_PRELOAD on x86-64 each entry jumps through a pointer until the
+    first large copy, then is one `jmp rel32` to the variant uarch_impl names,
+    and the library says so."""
     if not args.entry:
         skip("preload-entry: the entries are patched on x86-64 only")
     entries, rest = run_entry("preload entries")
+    if rest.get("binding_at_start", "").split()[0:1] != ["deferred"] or "first_bytes=ff25" not in rest["binding_at_start"]:
+        fail(f"before any large copy: {rest.get('binding_at_start')!r}, expected 'deferred' and `ff 25`")
     if rest.get("binding") != "patched":
-        fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
+        fail(f"after a large copy uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
     syms = local_symbols(args.preload_lib)
     for name, e in entries.items():
         insns = disassemble(e["bytes"], e["addr"])

@@ -1,6 +1,8 @@
 /* How libuarch_preload.so's memcpy, memmove and memset entries are bound in
  * this process, read from the entries' own bytes, and whether they work.
- * Run under LD_PRELOAD. Prints, per entry:
+ * Run under LD_PRELOAD. Prints binding_at_start=... and the first bytes of
+ * memcpy before any large copy, makes one 64 KiB copy, then prints, per
+ * entry:
  *   NAME impl=VARIANT addr=0x... bytes=HEX16 [target=0x... offset=0x...]
  * (target/offset: where a `jmp rel32` goes, as an address and as an offset
  * into the object that holds it), then binding=patched|pointer|unbound from
@@ -66,8 +68,15 @@ int main(void)
 	}
 	static const char *const names[] = {"memcpy", "memmove", "memset"};
 	void *fn[3];
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 3; i++)
 		fn[i] = dlsym(RTLD_DEFAULT, names[i]);
+	/* Before any large copy: bound through pointers, the patch pending. */
+	printf("binding_at_start=%s first_bytes=%02x%02x\n", binding(), ((unsigned char *)fn[0])[0],
+	       ((unsigned char *)fn[0])[1]);
+	/* The first large copy finishes the plan and patches the entries. */
+	static unsigned char big_src[1 << 16], big_dst[1 << 16];
+	((copy_fn)fn[0])(big_dst, big_src, sizeof big_dst);
+	for (int i = 0; i < 3; i++) {
 		const unsigned char *p = fn[i];
 		printf("%s impl=%s addr=%p bytes=", names[i], impl(names[i]), fn[i]);
 		for (int b = 0; b < 16; b++)

@@ -109,7 +109,10 @@ std::string entry_binding()
 	if (auto f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "uarch_preload_binding"))) {
 		std::string b = f();
 		return "libuarch_preload.so, " + b +
-		       (b == "patched" ? " (jmp rel32 to the variant)" : b == "pointer" ? " (jmp through a pointer)" : "");
+		       (b == "patched"    ? " (jmp rel32 to the variant)"
+			: b == "pointer"  ? " (jmp through a pointer)"
+			: b == "deferred" ? " (jmp through a pointer until the first large copy)"
+					  : "");
 	}
 	return std::string("libuarch.so, ") + uarch::library_binding();
 }
