@@ -5,7 +5,12 @@
 # hyperfine (Debian package hyperfine), no shell in between; prints the
 # medians, the minima and the differences. Goal: under 0.2 ms.
 # With valgrind installed it also prints the instructions each library adds
-# (callgrind), a figure no other load on the machine can disturb.
+# (callgrind), a figure no other load on the machine can disturb. On x86-64
+# it prints the CPUID instructions the library executes at load (gdb, a
+# breakpoint on its one CPUID site) and what one CPUID costs here (in a VM
+# each is an exit to the hypervisor). And, less disturbed by a busy machine
+# than whole process starts, the library's own load: dlopen timed in fresh
+# processes, interleaved with the empty library.
 # Usage: scripts/bench-startup.sh [path/to/libuarch_preload.so] [runs]
 set -eu
 cd "$(dirname "$0")/.."
@@ -51,4 +56,85 @@ if command -v valgrind >/dev/null; then
 	}
 	a=$(count) e=$(count "LD_PRELOAD=$empty") b=$(count "LD_PRELOAD=$lib")
 	echo "  instructions (callgrind): $a plain, $e with an empty library (+$((e - a))), $b with uarch (+$((b - a)))"
+fi
+# The library's own load, without exec and the program around it: in a
+# fresh process per sample (fork), dlopen timed, the empty library and
+# uarch interleaved, so drift in the machine's load hits both alike.
+cat >"$tmp/dlopen_time.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+int main(int argc, char **argv)
+{
+	int runs = atoi(argv[1]), k = argc - 2;
+	double *t = calloc((size_t)runs * k, sizeof *t);
+	for (int r = 0; r < runs; r++)
+		for (int i = 0; i < k; i++) {
+			int fd[2];
+			if (pipe(fd))
+				return 1;
+			if (fork() == 0) {
+				struct timespec a, b;
+				clock_gettime(CLOCK_MONOTONIC, &a);
+				void *h = dlopen(argv[2 + i], RTLD_NOW | RTLD_LOCAL);
+				clock_gettime(CLOCK_MONOTONIC, &b);
+				double us = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+				_exit(write(fd[1], &us, sizeof us) == sizeof us && h ? 0 : 1);
+			}
+			if (read(fd[0], &t[i * runs + r], sizeof(double)) != sizeof(double))
+				return 1;
+			close(fd[0]), close(fd[1]);
+			wait(NULL);
+		}
+	for (int i = 0; i < k; i++) {
+		qsort(t + i * runs, runs, sizeof *t, cmp);
+		printf(" %.1f", t[i * runs + runs / 2]);
+	}
+	printf("\n");
+	return 0;
+}
+C
+${CC:-cc} -O2 "$tmp/dlopen_time.c" -o "$tmp/dlopen_time" -ldl
+set -- $("$tmp/dlopen_time" "$runs" "$empty" "$lib")
+echo "  dlopen in a fresh process, $runs interleaved samples: empty library $1 us, uarch $2 us (medians): uarch - empty $(awk "BEGIN{printf \"%+.1f\", $2 - $1}") us"
+if [ "$(uname -m)" = x86_64 ]; then
+	# What one CPUID costs on this machine: the median of 2001 timed
+	# batches of 10 (leaf 0, as the probe's first).
+	cat >"$tmp/cpuid_cost.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+int main(void)
+{
+	enum { batches = 2001, per = 10 };
+	static double t[batches];
+	for (int i = 0; i < batches; i++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int k = 0; k < per; k++) {
+			unsigned ea = 0, eb, ec = 0, ed;
+			__asm__ volatile("cpuid" : "+a"(ea), "=b"(eb), "+c"(ec), "=d"(ed));
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		t[i] = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / per;
+	}
+	qsort(t, batches, sizeof t[0], cmp);
+	printf("%.0f\n", t[batches / 2]);
+	return 0;
+}
+C
+	${CC:-cc} -O2 "$tmp/cpuid_cost.c" -o "$tmp/cpuid_cost"
+	ns=$("$tmp/cpuid_cost")
+	sites=$(objdump -d "$lib" | grep -c "$(printf '\t')cpuid" || true)
+	echo "  one CPUID here: $ns ns (median)"
+	if command -v gdb >/dev/null; then
+		n=$(gdb -q -batch -ex "set exec-wrapper env -i LD_PRELOAD=$lib" -ex "python LIB='$lib'" \
+			-x tests/e2e/count_cpuid.py --args "$prog" 2>/dev/null | sed -n 's/^cpuid executed: \([0-9]*\).*/\1/p')
+		echo "  CPUID at load: ${n:-?} executed (the library has $sites CPUID site(s)), about $(awk "BEGIN{printf \"%.3f\", ${n:-0} * $ns / 1e6}") ms of the start-up"
+	fi
 fi

@@ -9,7 +9,7 @@ packages=(
   clang libclang-rt-14-dev
   qemu-user g++-aarch64-linux-gnu
   libelf-dev libcapstone-dev
-  gnuplot-nox hyperfine valgrind strace binutils file
+  gnuplot-nox hyperfine valgrind strace binutils file gdb zlib1g-dev
   python3 libpython3.11-testsuite git sqlite3 nodejs gzip xz-utils zstd libcap2-bin
 )
 # Extra packages other scripts ask for: scripts/deps.sh EXTRA...

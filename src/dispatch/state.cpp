@@ -118,7 +118,13 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 	// /proc files belong to root.
 	s.secure = !aux.readable || aux.secure;
 
+#if defined(__x86_64__)
+	// The caches wait for the first large copy (finish_deferred_plan).
+	probe_host_binding(&s.cpu);
+	(void)hwcap, (void)hwcap2;   // arm64's
+#else
 	probe_host(&s.cpu, hwcap, hwcap2);
+#endif
 	s.cpu.cpus_allowed = cpus_allowed();
 
 	long envlen = -1;
@@ -151,9 +157,31 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 	s.idle_name[k] = 0;
 
 	set_arch_params(s.plan);
+#if defined(__x86_64__)
+	defer_arch_params();
+#endif
 }
 
 } // namespace
+
+// The plan again with the caches known; only its thresholds are used (the
+// variants were bound from the same CPU and tunables, and the policy picks
+// them without the caches: deferral_test checks that on every CPUID dump).
+// Every caller computes the same values, so racing threads and a signal
+// handler that interrupts one are harmless: no lock, no allocation.
+void finish_deferred_plan()
+{
+#if defined(__x86_64__)
+	const State &s = state();
+	Cpu cpu = s.cpu;
+	probe_host_caches(&cpu);
+	Plan plan;
+	select_plan(cpu, s.tunables, &plan);
+	set_arch_params(plan);
+#endif
+}
+
+const char *library_binding() { return UARCH_IFUNC ? "ifunc" : "pointer"; }
 
 const State &state(uint64_t hwcap, uint64_t hwcap2)
 {

@@ -23,4 +23,7 @@ const State &state(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visib
 // The function for a variant of an op on this architecture, or nullptr.
 void *impl_fn(Op op, Impl impl) __attribute__((visibility("hidden")));
 
+// How libuarch.so and libuarch.a bind their entries: "ifunc" or "pointer".
+const char *library_binding() __attribute__((visibility("hidden")));
+
 } // namespace uarch

@@ -5,4 +5,16 @@
 
 namespace uarch {
 void set_arch_params(const Plan &plan) __attribute__((visibility("hidden")));
+
+// x86-64: the plan given to set_arch_params was made without the caches
+// (see probe_x86_binding): the variants' large-size paths complete it on
+// their first call, through finish_deferred_plan(), which calls
+// set_arch_params again.
+void defer_arch_params() __attribute__((visibility("hidden")));
+// In the binder (state.cpp): probes the caches, re-plans, set_arch_params.
+// Idempotent, lock-free, async-signal-safe: any thread may run it, at once.
+void finish_deferred_plan() __attribute__((visibility("hidden")));
+// x86-64: fn runs once the plan is finished (at once if it already is),
+// from the thread that finished it; it may run more than once.
+void set_late_binder(void (*fn)()) __attribute__((visibility("hidden")));
 }

@@ -7,6 +7,27 @@
 #include "dispatch/bind.h"
 #include "dispatch/state.h"
 
+#define EXPORT __attribute__((visibility("default")))
+
+#if defined(__x86_64__)
+// memcpy, memmove, memset: patched entries (entry_x86_64.cpp).
+#include "preload/entry.h"
+
+extern "C" {
+// "patched" (jmp rel32 to the variant), "pointer" (jmp through a pointer:
+// the system refused the patch), "deferred" (jmp through a pointer until
+// the first large copy patches) or "unbound" (not yet bound).
+EXPORT const char *uarch_preload_binding(void)
+{
+	switch (uarch::entry_binding()) {
+	case uarch::EntryBinding::patched: return "patched";
+	case uarch::EntryBinding::pointer: return "pointer";
+	case uarch::EntryBinding::deferred: return "deferred";
+	default: return "unbound";
+	}
+}
+}
+#else
 using uarch::op_memcpy;
 using uarch::op_memmove;
 using uarch::op_memset;
@@ -15,7 +36,8 @@ UARCH_BIND(memcpy, op_memcpy, void *, (void *d, const void *s, size_t n), (d, s,
 UARCH_BIND(memmove, op_memmove, void *, (void *d, const void *s, size_t n), (d, s, n))
 UARCH_BIND(memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
 
-#define EXPORT __attribute__((visibility("default")))
+extern "C" EXPORT const char *uarch_preload_binding(void) { return "pointer"; }
+#endif
 
 extern "C" {
 

@@ -68,7 +68,13 @@ struct CpuidSource {
 	CpuidRegs (*cpuid)(const CpuidSource *self, uint32_t leaf, uint32_t subleaf);
 	uint64_t (*xgetbv0)(const CpuidSource *self);
 };
-void probe_x86(Cpu *out, const CpuidSource *src);
+void probe_x86(Cpu *out, const CpuidSource *src);   // both halves below
+// What binding needs, at most 6 CPUID leaves (caches unknown, line from
+// CLFLUSH); then the caches, added to the same Cpu, when first needed.
+void probe_x86_binding(Cpu *out, const CpuidSource *src);
+void probe_x86_caches(Cpu *inout, const CpuidSource *src);
+void probe_host_binding(Cpu *out);   // on the real hardware (x86-64 only)
+void probe_host_caches(Cpu *inout);
 const CpuidSource *cpuid_hardware();   // the real instruction (x86-64 only)
 Zen zen_generation(Vendor v, uint32_t family, uint32_t model);
 

@@ -49,7 +49,11 @@ static void caches_from_leaf(Cpu *c, const CpuidSource *src, uint32_t leaf)
 	}
 }
 
-void probe_x86(Cpu *c, const CpuidSource *src)
+// What binding needs: vendor, family/model, feature bits (CPUID leaves 0, 1,
+// 7.0 and 0x80000001: 4, each a VM exit in a guest). Leaf 7.1 (FSRS,
+// FZLRM, FSRC) and the caches only set thresholds: probe_x86_caches.
+// cache.line is the CLFLUSH size of leaf 1 until the caches are probed.
+void probe_x86_binding(Cpu *c, const CpuidSource *src)
 {
 	zero(c, sizeof *c);
 	c->arch = Arch::x86_64;
@@ -91,7 +95,6 @@ void probe_x86(Cpu *c, const CpuidSource *src)
 
 	if (max_leaf >= 7) {
 		r = src->cpuid(src, 7, 0);
-		uint32_t max_sub = r.eax;
 		if (bit(r.ebx, 5) && c->has(f_avx)) c->set(f_avx2);
 		if (bit(r.ebx, 8)) c->set(f_bmi2);
 		if (bit(r.ebx, 9)) c->set(f_erms);
@@ -103,26 +106,40 @@ void probe_x86(Cpu *c, const CpuidSource *src)
 		}
 		if (bit(r.ecx, 5)) c->set(f_waitpkg);
 		if (bit(r.edx, 4)) c->set(f_fsrm);
-		if (max_sub >= 1) {
-			r = src->cpuid(src, 7, 1);
-			if (bit(r.eax, 10)) c->set(f_fzlrm);
-			if (bit(r.eax, 11)) c->set(f_fsrs);
-			if (bit(r.eax, 12)) c->set(f_fsrc);
-		}
 	}
 
-	r = src->cpuid(src, 0x80000000, 0);
-	uint32_t max_ext = r.eax;
-	bool topoext = false;
-	if (max_ext >= 0x80000001 && max_ext < 0x8000ffff) {
-		r = src->cpuid(src, 0x80000001, 0);
-		if (bit(r.ecx, 29)) c->set(f_monitorx);
-		if (bit(r.ecx, 8)) c->set(f_prefetchw);
-		topoext = bit(r.ecx, 22);
-	}
+	// Every x86-64 CPU has leaf 0x80000001 (it holds the long-mode bit):
+	// no need to ask 0x80000000 whether it exists.
+	r = src->cpuid(src, 0x80000001, 0);
+	if (bit(r.ecx, 29)) c->set(f_monitorx);
+	if (bit(r.ecx, 8)) c->set(f_prefetchw);
 
-	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
+	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon)
 		c->zen = zen_generation(c->vendor, c->family, c->model);
+}
+
+// Leaf 7.1 and the caches, on top of probe_x86_binding's answer in *c:
+// only the large-copy thresholds need them, so the library asks at the
+// first large copy, not at load. Asks the maximum leaf again (leaf 0, and
+// 0x80000000/0x80000001 on AMD), then 7.1, and leaf 4 or 0x8000001D once
+// per cache (or 0x80000005/6).
+void probe_x86_caches(Cpu *c, const CpuidSource *src)
+{
+	if (c->family == 0)   // no leaf 1: nothing more to ask
+		return;
+	uint32_t max_leaf = src->cpuid(src, 0, 0).eax;
+	if (max_leaf >= 7 && src->cpuid(src, 7, 0).eax >= 1) {
+		CpuidRegs r = src->cpuid(src, 7, 1);
+		if (bit(r.eax, 10)) c->set(f_fzlrm);
+		if (bit(r.eax, 11)) c->set(f_fsrs);
+		if (bit(r.eax, 12)) c->set(f_fsrc);
+	}
+	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
+		CpuidRegs r = src->cpuid(src, 0x80000000, 0);
+		uint32_t max_ext = r.eax;
+		bool topoext = false;
+		if (max_ext >= 0x80000001 && max_ext < 0x8000ffff)
+			topoext = bit(src->cpuid(src, 0x80000001, 0).ecx, 22);
 		if (topoext && max_ext >= 0x8000001d) {
 			caches_from_leaf(c, src, 0x8000001d);
 		} else {
@@ -140,6 +157,12 @@ void probe_x86(Cpu *c, const CpuidSource *src)
 	} else if (max_leaf >= 4) {
 		caches_from_leaf(c, src, 4);
 	}
+}
+
+void probe_x86(Cpu *c, const CpuidSource *src)
+{
+	probe_x86_binding(c, src);
+	probe_x86_caches(c, src);
 }
 
 #if defined(__x86_64__)
@@ -170,6 +193,16 @@ const CpuidSource *cpuid_hardware()
 void probe_host(Cpu *out, uint64_t, uint64_t)
 {
 	probe_x86(out, cpuid_hardware());
+}
+
+void probe_host_binding(Cpu *out)
+{
+	probe_x86_binding(out, cpuid_hardware());
+}
+
+void probe_host_caches(Cpu *out)
+{
+	probe_x86_caches(out, cpuid_hardware());
 }
 #endif
 

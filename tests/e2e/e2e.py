@@ -478,6 +478,266 @@ def check_preload_names():
         fail(f"expected 4 fortify aborts from the _chk names, saw {aborts}")
 
 
+# ---- how the preload entries are bound ------------------------------------------
+
+def entry_lines(stdout):
+    """{name: {impl, addr, bytes, target, offset}} and the other key=value lines."""
+    entries, rest = {}, {}
+    for line in stdout.decode(errors="replace").splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("memcpy", "memmove", "memset"):
+            entries[parts[0]] = dict(p.split("=", 1) for p in parts[1:])
+        elif "=" in line:
+            k, v = line.split("=", 1)
+            rest[k] = v
+    return entries, rest
+
+
+def disassemble(hexbytes, vma):
+    """objdump's reading of an entry's first bytes, placed at its address."""
+    with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+        f.write(bytes.fromhex(hexbytes))
+        f.flush()
+        r = run(["objdump", "-D", "-b", "binary", "-mi386:x86-64", f"--adjust-vma={vma}", f.name])
+    return [ln.strip() for ln in r.stdout.decode().splitlines() if re.match(r"\s*[0-9a-f]+:\t", ln)]
+
+
+def local_symbols(lib):
+    """offset -> names, from the library's full symbol table."""
+    out = {}
+    for line in run(["nm", lib]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            out.setdefault(int(parts[0], 16), []).append(parts[2])
+    return out
+
+
+def run_entry(label, prefix=()):
+    r = run(list(prefix) + [args.entry], preload_env())
+    show(r, label)
+    if r.returncode != 0 or b"all ok" not in r.stdout:
+        fail(f"{label}: an entry gave a wrong result (exit {r.returncode})")
+    if r.stderr:
+        fail(f"{label}: the program printed to stderr")
+    entries, rest = entry_lines(r.stdout)
+    if sorted(entries) != ["memcpy", "memmove", "memset"]:
+        fail(f"{label}: expected memcpy, memmove and memset entries, got {sorted(entries)}")
+    if rest.get("wx_mappings") != "0":
+        fail(f"{label}: {rest.get('wx_mappings')} mappings are writable and executable")
+    return entries, rest
+
+
+def check_preload_entry():
+    """Under LD_PRELOAD on x86-64 each entry jumps through a pointer until the
+    first large copy, then is one `jmp rel32` to the variant uarch_impl names,
+    and the library says so."""
+    if not args.entry:
+        skip("preload-entry: the entries are patched on x86-64 only")
+    entries, rest = run_entry("preload entries")
+    if rest.get("binding_at_start", "").split()[0:1] != ["deferred"] or "first_bytes=ff25" not in rest["binding_at_start"]:
+        fail(f"before any large copy: {rest.get('binding_at_start')!r}, expected 'deferred' and `ff 25`")
+    if rest.get("binding") != "patched":
+        fail(f"after a large copy uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
+    syms = local_symbols(args.preload_lib)
+    for name, e in entries.items():
+        insns = disassemble(e["bytes"], e["addr"])
+        print(f"{name} ({e['impl']}): " + " | ".join(insns[:2]))
+        first = insns[0] if insns else ""
+        m = re.search(r"\tjmp\s+(?:0x)?([0-9a-f]+)", first)
+        if not first.split("\t")[1].startswith("e9") or not m:
+            fail(f"{name}: the entry is not a jmp rel32: {first!r}")
+            continue
+        if int(m.group(1), 16) != int(e.get("target", "0"), 16):
+            fail(f"{name}: objdump's jump target {m.group(1)} differs from the entry's {e.get('target')}")
+        want = f"uarch_x86_64_{name}_{e['impl']}"
+        at = syms.get(int(e.get("offset", "-1"), 16), [])
+        print(f"{name}: jumps to offset {e.get('offset')}: {at}")
+        if want not in at:
+            fail(f"{name}: jumps to {at}, expected {want}")
+
+
+def check_preload_fallback():
+    """Where executable anonymous memory is refused, every preload name still
+    binds and works, through pointers, and the library says so."""
+    if not args.entry or not args.deny_execmem:
+        skip("preload-fallback: the entries are patched on x86-64 only")
+    probe = run([args.deny_execmem, "/bin/true"])
+    if probe.returncode == SKIP:
+        skip("preload-fallback: no seccomp filters here: " + probe.stderr.decode().strip())
+    entries, rest = run_entry("preload entries, executable memory refused", [args.deny_execmem])
+    if rest.get("binding") != "pointer":
+        fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'pointer'")
+    for name, e in entries.items():
+        if not e["bytes"].startswith("ff25"):
+            fail(f"{name}: expected the unpatched `jmp *ptr(%rip)` (ff 25), saw {e['bytes'][:12]}")
+    plain, _ = run_entry("preload entries")
+    for name in entries:
+        if entries[name]["impl"] != plain.get(name, {}).get("impl"):
+            fail(f"{name}: bound to {entries[name]['impl']} with the patch refused, "
+                 f"{plain.get(name, {}).get('impl')} without")
+    r = run([args.deny_execmem, args.names], preload_env(E2E_EXPECT_OBJECT="libuarch_preload.so"))
+    show(r, "every preload name, executable memory refused")
+    if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
+        fail("with the patch refused, a preload name is missing, misbound or wrong")
+
+
+def count_cpuid(prog):
+    """CPUID instructions libuarch_preload.so executes in prog (gdb)."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count_cpuid.py")
+    r = run(["gdb", "-q", "-batch", "-ex", f"set exec-wrapper env LD_PRELOAD={args.preload_lib}",
+             "-ex", f"python LIB='{args.preload_lib}'", "-x", script, "--args", prog], timeout=120)
+    m = re.search(rb"cpuid executed: (\d+) \((\d+) sites\)", r.stdout)
+    if not m:
+        show(r, f"gdb counting CPUID in {prog}")
+        fail(f"could not count CPUID in {prog}")
+        return None
+    return int(m.group(1))
+
+
+def check_load_cpuid():
+    """At load the library runs at most 6 CPUID instructions (each a VM exit
+    in a guest); the rest waits for the first large copy."""
+    if os.uname().machine != "x86_64":
+        skip("load-cpuid: CPUID is x86-64's")
+    if not shutil.which("gdb"):
+        skip("load-cpuid: needs gdb (scripts/deps.sh installs it)")
+    at_load = count_cpuid("/bin/true")
+    print(f"CPUID at load (/bin/true under LD_PRELOAD): {at_load}")
+    if at_load is not None and at_load > 6:
+        fail(f"{at_load} CPUID instructions at load, more than 6")
+    # preload_entry copies up to 4200 bytes: past the small paths, so the
+    # deferred leaves (caches) are asked then.
+    with_large = count_cpuid(args.entry)
+    print(f"CPUID with large copies (preload_entry): {with_large}")
+    if at_load is not None and with_large is not None and with_large <= at_load:
+        fail("no CPUID after load: the caches were not probed at the first large copy")
+
+
+# ---- static replacement: GNU ld --wrap ----------------------------------------
+
+LIBZ_A = "/usr/lib/x86_64-linux-gnu/libz.a"
+
+
+def pkg_config(*a):
+    env = base_env(PKG_CONFIG_PATH=os.path.join(os.environ["UARCH_BUILD_ROOT"], "meson-uninstalled"))
+    r = run(["pkg-config"] + list(a) + ["uarch"], env)
+    if r.returncode != 0:
+        fail(f"pkg-config {' '.join(a)} uarch: {r.stderr.decode().strip()}")
+    return r.stdout.decode().split()
+
+
+def iplt_targets(exe):
+    """IPLT slot address -> name of the ifunc resolver its IRELATIVE names."""
+    syms = {}
+    for line in run(["nm", exe]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            syms.setdefault(int(parts[0], 16), parts[2])
+    irel = {}
+    for line in run(["readelf", "-rW", exe]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) >= 4 and parts[2] == "R_X86_64_IRELATIVE":
+            irel[int(parts[0], 16)] = syms.get(int(parts[3], 16), parts[3])
+    out = {}
+    dis = run(["objdump", "-d", "--no-show-raw-insn", "-j", ".plt", "-j", ".iplt", exe]).stdout.decode()
+    for m in re.finditer(r"^\s*([0-9a-f]+):\s+jmp\s+\*0x[0-9a-f]+\(%rip\)\s+# ([0-9a-f]+)", dis, re.M):
+        if int(m.group(2), 16) in irel:
+            out[int(m.group(1), 16)] = irel[int(m.group(2), 16)]
+    return out
+
+
+def mem_calls_from(exe, functions):
+    """(caller, callee) for every call/jmp from one of functions to a
+    memory function (a name with mem/bzero in it, or an IPLT slot, named by
+    its resolver)."""
+    iplt = iplt_targets(exe)
+    dis = run(["objdump", "-d", "--no-show-raw-insn", exe]).stdout.decode()
+    out, fn = [], None
+    for line in dis.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", line)
+        if m:
+            fn = m.group(1)
+            continue
+        m = re.match(r"^\s*[0-9a-f]+:\s+(call|jmp)\s+([0-9a-f]+) <(.+)>", line)
+        if not m or fn not in functions:
+            continue
+        target = int(m.group(2), 16)
+        callee = iplt.get(target, m.group(3))
+        if target in iplt or re.search(r"mem|bzero", callee):
+            out.append((fn, callee))
+    return out
+
+
+def check_static_wrap():
+    """-static and -static-pie programs, gcc and clang, linked with libz.a and
+    `pkg-config --variable=wrap_ldflags uarch`: zlib's round trip is exact, and
+    zlib's memcpy/memmove/memset calls reach uarch's variants (in the
+    disassembly and at run time under a debugger)."""
+    if os.uname().machine != "x86_64":
+        skip("static-wrap: written for x86-64 (the variants' names, libz.a's path)")
+    if not os.path.exists(LIBZ_A):
+        skip(f"static-wrap: no {LIBZ_A} (Debian package zlib1g-dev, scripts/deps.sh installs it)")
+    wrap = pkg_config("--variable=wrap_ldflags")
+    flags = pkg_config("--static", "--cflags", "--libs")
+    print(f"wrap_ldflags: {' '.join(wrap)}")
+    if not any("--wrap=memcpy" in w for w in wrap):
+        fail("pkg-config's wrap_ldflags has no --wrap=memcpy")
+    zlib_fns = set()
+    for line in run(["nm", "--defined-only", LIBZ_A]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "Tt":
+            zlib_fns.add(parts[2])
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrap_zlib.c")
+    with tempfile.TemporaryDirectory() as tmp:
+        for cc in ("gcc", "clang"):
+            if not shutil.which(cc):
+                fail(f"static-wrap: {cc} not found (scripts/deps.sh installs it)")
+                continue
+            for mode in ("-static", "-static-pie"):
+                label = f"{cc} {mode}"
+                exe = os.path.join(tmp, f"zlib-{cc}{mode}")
+                cmd = [cc, "-O2", mode] + (["-fPIE"] if mode == "-static-pie" else []) + wrap + \
+                    [src, "-o", exe, "-lz"] + flags
+                r = run(cmd)
+                if r.returncode != 0:
+                    show(r, label + ": link")
+                    fail(f"{label}: does not link")
+                    continue
+                r = run([exe])
+                show(r, label)
+                b = bindings(r.stdout)
+                if r.returncode != 0 or r.stdout.count(b"round trip identical") != 3:
+                    fail(f"{label}: the compression round trip is not byte-identical")
+                calls = mem_calls_from(exe, zlib_fns)
+                into_uarch = [c for c in calls if c[1].startswith("__wrap_")]
+                elsewhere = [c for c in calls if not c[1].startswith("__wrap_")]
+                print(f"{label}: zlib's calls to memory functions: {len(into_uarch)} to __wrap_*, "
+                      f"{len(elsewhere)} elsewhere {sorted(set(elsewhere))[:6]}")
+                if not into_uarch or elsewhere:
+                    fail(f"{label}: zlib's memcpy/memmove/memset calls do not all go to __wrap_*")
+                # At run time: who calls the bound variants (a breakpoint on
+                # each, the caller read from the return address).
+                variants = sorted({f"uarch_x86_64_{op}_{b.get(op)}" for op in ("memcpy", "memmove", "memset")})
+                script = os.path.join(tmp, "callers.gdb")
+                with open(script, "w") as f:
+                    f.write("set pagination off\nset $hits = 0\n")
+                    for v in variants:
+                        f.write(f"break *{v}\ncommands\nsilent\ninfo symbol *(void **)$rsp\n"
+                                "set $hits = $hits + 1\nif $hits >= 400\nkill\nend\ncontinue\nend\n")
+                    f.write("run\n")
+                gdb = ["gdb", "-q", "-batch", "-x", script, "--args", exe, "65536"]
+                if not shutil.which("gdb"):
+                    print(f"{label}: no gdb, the run-time check is skipped")
+                    continue
+                r = run(gdb, timeout=240)
+                callers = re.findall(r"^(\S+) \+ \d+ in section", r.stdout.decode(), re.M)
+                from_zlib = sorted(set(c for c in callers if c in zlib_fns))
+                print(f"{label}: {len(callers)} calls into {variants} seen; callers from zlib: {from_zlib}")
+                if not from_zlib:
+                    show(r, label + ": gdb")
+                    fail(f"{label}: no call from zlib reached uarch's variants at run time")
+
+
 # ---- library hygiene ----------------------------------------------------------
 
 def dynsyms(lib, *flags):
@@ -662,7 +922,7 @@ def check_subproject_and_install():
                 show(r, " ".join(s[:2]))
                 fail("the CMake find_package(uarch) consumer did not build")
                 return
-        for exe in ("consumer", "consumer_static"):
+        for exe in ("consumer", "consumer_static", "consumer_wrap"):
             r = run([os.path.join(cb, exe)])
             show(r, f"CMake consumer {exe}")
             if r.returncode or bindings(r.stdout) != want:
@@ -670,6 +930,9 @@ def check_subproject_and_install():
         needed = run(["readelf", "-dW", os.path.join(cb, "consumer_static")]).stdout.decode()
         if "libuarch" in needed:
             fail("uarch::static linked the shared library")
+        wrapped = run(["nm", os.path.join(cb, "consumer_wrap")]).stdout.decode()
+        if not re.search(r" [iT] __wrap_memcpy$", wrapped, re.M):
+            fail("uarch::wrap did not link __wrap_memcpy into the program")
 
         # The project's own build installs into a DESTDIR too, tools included.
         dest = os.path.join(t, "destdir")
@@ -706,6 +969,10 @@ CHECKS = {
     "ld-debug-bindings": check_ld_debug,
     "fortify": check_fortify,
     "preload-names": check_preload_names,
+    "preload-entry": check_preload_entry,
+    "static-wrap": check_static_wrap,
+    "load-cpuid": check_load_cpuid,
+    "preload-fallback": check_preload_fallback,
     "hygiene": check_hygiene,
     "info-features": check_info_features,
     "subproject-install": check_subproject_and_install,
@@ -720,6 +987,8 @@ HOST_ONLY = {
     "preload-git": FOREIGN_PROGRAMS, "preload-sqlite3": FOREIGN_PROGRAMS,
     "preload-compress": FOREIGN_PROGRAMS, "cpython-tests": FOREIGN_PROGRAMS,
     "subproject-install": "packaging builds for this machine; the native build checks it",
+    "static-wrap": "it links with this machine's gcc, clang and libz.a; the native build checks it",
+    "load-cpuid": "gdb debugs programs of this machine; the native build checks it",
 }
 
 
@@ -728,7 +997,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("check", choices=sorted(CHECKS))
     for k in ("shared", "static", "preload-prog", "preload-lib", "lib", "static-lib", "secure-helper",
-              "fortify", "names", "raw-cpuid", "info"):
+              "fortify", "names", "raw-cpuid", "info", "entry", "deny-execmem"):
         p.add_argument("--" + k)
     args = p.parse_args()
     if args.lib and exe_wrapper.foreign(args.lib) and args.check in HOST_ONLY:

@@ -25,6 +25,7 @@
 // 4 KiB-aliasing stalls that the other escapes, and no case puts src and
 // dst at the same page offset (which flatters some strategies).
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +51,8 @@ using SetFn = void *(*)(void *, int, size_t);
 
 enum Op { op_memcpy, op_memmove, op_memset };
 const char *const op_names[] = {"memcpy", "memmove", "memset"};
-const char *const side_names[] = {"libc", "uarch"};
+// The two sides each case compares; --preload makes them "shared" and "preload".
+const char *side_names[] = {"libc", "uarch"};
 
 // [op][side]: read on every call, so the compiler cannot see through them.
 CopyFn volatile g_copy[2][2];
@@ -189,7 +191,7 @@ public:
 			std::string name = r.run_name.function_name;
 			size_t cut = name.rfind('/');
 			std::string key = name.substr(0, cut), side = name.substr(cut + 1);
-			int si = side == "uarch" ? 1 : 0;
+			int si = side == side_names[1] ? 1 : 0;
 			std::string skey = key + "/" + side;
 			if (!median && have_median[skey])
 				continue;
@@ -212,6 +214,50 @@ public:
 		}
 	}
 };
+
+// --preload LIB: the same variants on both sides, called through
+// libuarch.so's uarch_memcpy/memmove/memset (bound by the loader) and
+// through LIB's memcpy/memmove/memset (libuarch_preload.so's entries, as an
+// LD_PRELOADed program reaches them), so the ratio is what the preload
+// entries cost. LIB is opened RTLD_LOCAL: its names do not replace the C
+// library's in this process.
+bool use_preload_sides(const std::string &lib)
+{
+	void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "uarch-bench mem: --preload %s: %s\n", lib.c_str(), dlerror());
+		return false;
+	}
+	void *cpy = dlsym(h, "memcpy"), *mov = dlsym(h, "memmove"), *set = dlsym(h, "memset");
+	using Impl = const char *(*)(const char *);
+	auto impl = reinterpret_cast<Impl>(dlsym(h, "uarch_impl"));
+	if (!cpy || !mov || !set || !impl) {
+		fprintf(stderr, "uarch-bench mem: --preload %s: not a uarch preload library\n", lib.c_str());
+		return false;
+	}
+	for (const char *op : op_names)
+		if (strcmp(impl(op), uarch_impl(op)) != 0) {
+			fprintf(stderr, "uarch-bench mem: --preload %s binds %s to %s, libuarch.so to %s\n", lib.c_str(), op,
+				impl(op), uarch_impl(op));
+			return false;
+		}
+	// The entries are patched at the library's first large copy: make it
+	// now, so that every row measures the bound entries.
+	std::vector<char> from(1 << 16, 1), to(1 << 16);
+	reinterpret_cast<CopyFn>(cpy)(to.data(), from.data(), to.size());
+	using Binding = const char *(*)(void);
+	auto binding = reinterpret_cast<Binding>(dlsym(h, "uarch_preload_binding"));
+	printf("preload entries: %s, binding %s\n", lib.c_str(), binding ? binding() : "?");
+	g_copy[op_memcpy][0] = &uarch_memcpy;
+	g_copy[op_memcpy][1] = reinterpret_cast<CopyFn>(cpy);
+	g_copy[op_memmove][0] = &uarch_memmove;
+	g_copy[op_memmove][1] = reinterpret_cast<CopyFn>(mov);
+	g_set[0] = &uarch_memset;
+	g_set[1] = reinterpret_cast<SetFn>(set);
+	side_names[0] = "shared";
+	side_names[1] = "preload";
+	return true;
+}
 
 bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 {
@@ -249,11 +295,19 @@ bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 int bench_mem(int argc, char **argv)
 {
 	report::Options o = report::parse(argc, argv);
-	std::string stat = o.min ? "min" : "median";
+	std::string stat = o.min ? "min" : "median", preload;
 	bool quick = o.quick, has_min_time = false, has_reps = false;
 	std::vector<char *> args = {argv[0]};
 	for (size_t i = 1; i < o.rest.size(); i++) {
 		std::string a = o.rest[i];
+		if (a == "--preload" && i + 1 < o.rest.size()) {
+			preload = o.rest[++i];
+			continue;
+		}
+		if (a.rfind("--preload=", 0) == 0) {
+			preload = a.substr(10);
+			continue;
+		}
 		if (a.rfind("--benchmark_min_time", 0) == 0)
 			has_min_time = true;
 		if (a.rfind("--benchmark_repetitions", 0) == 0)
@@ -290,6 +344,8 @@ int bench_mem(int argc, char **argv)
 	g_copy[op_memmove][1] = &uarch_memmove;
 	g_set[0] = &::memset;
 	g_set[1] = &uarch_memset;
+	if (!preload.empty() && !use_preload_sides(preload))
+		return 2;
 
 	static Buffers small(16384), large(size_t(64) << 20);
 	static std::deque<Work> works;   // push_back keeps addresses stable
@@ -358,9 +414,12 @@ int bench_mem(int argc, char **argv)
 	}
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
-			    " memset=" + uarch_impl("memset") + "\nratio = C library time / uarch time (> 1: uarch faster), " +
+			    " memset=" + uarch_impl("memset") +
+			    (preload.empty() ? "\nratio = C library time / uarch time (> 1: uarch faster), "
+					     : "\nratio = time through libuarch.so / time through the preload entries (same variants), ") +
 			    stat + " of the repetitions";
-	report::Table t{"mem", title, {"op", "case", "align", "libc_ns", "uarch_ns", "ratio"}, {}, {}};
+	report::Table t{"mem", title, {"op", "case", "align", std::string(side_names[0]) + "_ns",
+				       std::string(side_names[1]) + "_ns", "ratio"}, {}, {}};
 	std::map<std::string, std::pair<double, int>> geo;
 	for (const Row *r : done) {
 		t.rows.push_back({r->op, r->name, r->align, {r->ns[0], 3}, {r->ns[1], 3}, {r->ratio(), 3}});

@@ -8,12 +8,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <sched.h>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <sys/auxv.h>
 #include <vector>
+#include "dispatch/state.h"
 #include "probe/cpu.h"
 #include "select/plan.h"
 #include "tunables/tunables.h"
@@ -96,6 +98,23 @@ std::string bound(const Report &r, uint32_t op)
 		return n ? n : "?";
 	}
 	return op == op_idle_wait ? idle_name(r.plan.idle) : impl_name(r.plan.impl[op]);
+}
+
+// How calls reach the variants in this process: under LD_PRELOAD the
+// preload library's exports come first, and it says how it bound its
+// memcpy/memmove/memset entries.
+std::string entry_binding()
+{
+	using Fn = const char *(*)(void);
+	if (auto f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "uarch_preload_binding"))) {
+		std::string b = f();
+		return "libuarch_preload.so, " + b +
+		       (b == "patched"    ? " (jmp rel32 to the variant)"
+			: b == "pointer"  ? " (jmp through a pointer)"
+			: b == "deferred" ? " (jmp through a pointer until the first large copy)"
+					  : "");
+	}
+	return std::string("libuarch.so, ") + uarch::library_binding();
 }
 
 std::string policy(const Report &r, uint32_t op)
@@ -225,6 +244,8 @@ void print_text(const Report &r)
 		std::string b = bound(r, op), p = policy(r, op);
 		std::printf("  %-15s %s%s\n", op_name(op), b.c_str(), b == p ? "" : ("   (policy says " + p + ")").c_str());
 	}
+	if (r.live)
+		std::printf("  %-15s %s\n", "entry", entry_binding().c_str());
 	const MemThresholds &m = r.plan.mem;
 	std::printf("thresholds\n");
 	if (m.movsb_min && m.movsb_min < m.movsb_max)

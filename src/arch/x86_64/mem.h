@@ -22,6 +22,13 @@ struct MemParams {
 // The binder writes it before publishing any function pointer.
 extern MemParams mem_params __attribute__((visibility("hidden")));
 
+// Nonzero while mem_params holds the load-time windows, made without the
+// cache sizes (CPUID leaves that cost a VM exit each in a guest): the
+// large-size paths call finish_mem_params() first, which probes the
+// caches, re-plans and clears it (params.cpp).
+extern int mem_params_pending __attribute__((visibility("hidden")));
+void finish_mem_params() __attribute__((visibility("hidden")));
+
 } // namespace uarch
 
 // Entry points start a 64-byte line, as the C library's do: the small-size

@@ -14,6 +14,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "arch/x86_64/mem.h"
 
 #define UARCH_INLINE inline __attribute__((always_inline))
 
@@ -264,6 +265,8 @@ UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
 template <class V>
 __attribute__((noinline)) void move_large(char *d, const char *s, size_t n, const MemParams &p)
 {
+	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
+		finish_mem_params();
 	uintptr_t ahead = uintptr_t(d) - uintptr_t(s);
 	if (ahead < n) {                // d > s, overlapping: backward, never rep movsb
 		if (ahead)
@@ -310,6 +313,8 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 template <class V>
 __attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, size_t n, const MemParams &p)
 {
+	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
+		finish_mem_params();
 	constexpr size_t w = V::size;
 	if (n >= p.stosb_min && n < p.stosb_max && n > 64) {
 		size_t skew = (0 - uintptr_t(d)) & 63;

@@ -1,0 +1,154 @@
+// The probe in two halves: what binding needs (4 CPUID leaves, at load) and the caches (at the first large copy). Checked on every CPUID
+// dump with a counting source, and in this process: the large-copy paths
+// finish the plan once, from any number of threads at once.
+#include <gtest/gtest.h>
+#include <dirent.h>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+#include "common/cpuid_dump.h"
+#include "dispatch/state.h"
+#include "select/plan.h"
+#if defined(__x86_64__)
+#include "arch/x86_64/mem.h"
+#endif
+
+using namespace uarch;
+
+namespace {
+
+// Counts the CPUID instructions a probe asks of a dump.
+struct Counting : CpuidSource {
+	const CpuidSource *inner;
+	mutable int count = 0;
+	explicit Counting(const CpuidSource *s) : inner(s)
+	{
+		cpuid = [](const CpuidSource *self, uint32_t leaf, uint32_t sub) {
+			auto *c = static_cast<const Counting *>(self);
+			c->count++;
+			return c->inner->cpuid(c->inner, leaf, sub);
+		};
+		xgetbv0 = [](const CpuidSource *self) {
+			auto *c = static_cast<const Counting *>(self);
+			return c->inner->xgetbv0(c->inner);
+		};
+	}
+};
+
+std::vector<std::string> dumps()
+{
+	std::vector<std::string> out;
+	DIR *d = opendir(test::testdata("cpuid").c_str());
+	if (!d)
+		return out;
+	while (dirent *e = readdir(d)) {
+		std::string n = e->d_name;
+		if (n.size() > 4 && n.compare(n.size() - 4, 4, ".txt") == 0)
+			out.push_back(n);
+	}
+	closedir(d);
+	return out;
+}
+
+} // namespace
+
+TEST(Deferral, BindingNeedsFourCpuidLeaves)
+{
+	std::vector<std::string> files = dumps();
+	ASSERT_GE(files.size(), 19u);
+	Tunables none;
+	parse_tunables(nullptr, 0, &none);
+	for (const std::string &f : files) {
+		SCOPED_TRACE(f);
+		test::CpuidDump dump(test::testdata("cpuid/" + f));
+		ASSERT_TRUE(dump.ok);
+		Counting counting(&dump);
+		Cpu early, full;
+		probe_x86_binding(&early, &counting);
+		EXPECT_LE(counting.count, 4);
+		probe_x86(&full, &dump);
+		// The first half misses only leaf 7.1's bits and the caches...
+		Cpu late = early;
+		probe_x86_caches(&late, &dump);
+		EXPECT_EQ(0, std::memcmp(&late, &full, sizeof full));
+		const uint64_t late_bits = (1ull << f_fsrs) | (1ull << f_fzlrm) | (1ull << f_fsrc);
+		EXPECT_EQ(early.features, full.features & ~late_bits);
+		EXPECT_EQ(early.family, full.family);
+		EXPECT_EQ(early.model, full.model);
+		EXPECT_EQ(early.zen, full.zen);
+		EXPECT_EQ(0u, early.cache.l1d | early.cache.l2 | early.cache.l3);
+		// ...and the bindings do not depend on them: the same variants and
+		// idle policy with and without, so the thresholds alone are late.
+		Plan a, b;
+		select_plan(early, none, &a);
+		select_plan(full, none, &b);
+		for (uint32_t op = 0; op < op_count; op++)
+			EXPECT_EQ(a.impl[op], b.impl[op]) << op_name(op);
+		EXPECT_EQ(0, std::memcmp(&a.idle, &b.idle, sizeof a.idle));
+	}
+}
+
+#if defined(__x86_64__)
+TEST(Deferral, FirstLargeCopiesFinishThePlanOnceFromManyThreads)
+{
+	const State &st = state();
+	ASSERT_EQ(1, __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE))
+		<< "the thresholds were complete before any large copy";
+	using Copy = void *(*)(void *, const void *, size_t);
+	using Set = void *(*)(void *, int, size_t);
+	auto copy = reinterpret_cast<Copy>(impl_fn(op_memcpy, st.plan.impl[op_memcpy]));
+	auto set = reinterpret_cast<Set>(impl_fn(op_memset, st.plan.impl[op_memset]));
+	ASSERT_TRUE(copy && set);
+
+	// Small calls never need the caches.
+	char a[256], b[256];
+	set(a, 7, sizeof a);
+	copy(b, a, sizeof a);
+	EXPECT_EQ(1, __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE));
+
+	constexpr size_t n = 4 << 20;   // past every window: rep movsb, NT stores
+	constexpr int threads = 8;
+	std::vector<std::vector<unsigned char>> src(threads), dst(threads);
+	for (int t = 0; t < threads; t++) {
+		src[t].resize(n);
+		dst[t].assign(n, 0);
+		for (size_t i = 0; i < n; i++)
+			src[t][i] = static_cast<unsigned char>(i * 31 + t);
+	}
+	std::atomic<int> ready{0};
+	std::vector<std::thread> pool;
+	for (int t = 0; t < threads; t++)
+		pool.emplace_back([&, t] {
+			ready++;
+			while (ready.load() < threads) {
+			}
+			if (t % 2)
+				copy(dst[t].data(), src[t].data(), n);
+			else
+				set(dst[t].data(), t, n);
+		});
+	for (auto &th : pool)
+		th.join();
+	for (int t = 0; t < threads; t++) {
+		if (t % 2)
+			EXPECT_EQ(0, std::memcmp(dst[t].data(), src[t].data(), n)) << "thread " << t;
+		else
+			EXPECT_EQ(std::vector<unsigned char>(n, static_cast<unsigned char>(t)), dst[t]) << "thread " << t;
+	}
+	EXPECT_EQ(0, __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE));
+
+	// The windows now are the plan of the fully probed CPU.
+	Cpu full;
+	probe_host(&full, 0, 0);
+	full.cpus_allowed = st.cpu.cpus_allowed;
+	Plan want;
+	select_plan(full, st.tunables, &want);
+	EXPECT_EQ(want.mem.movsb_min, mem_params.movsb_min);
+	EXPECT_EQ(want.mem.movsb_max, mem_params.movsb_max);
+	EXPECT_EQ(want.mem.stosb_min, mem_params.stosb_min);
+	EXPECT_EQ(want.mem.stosb_max, mem_params.stosb_max);
+	EXPECT_EQ(want.mem.nt_min, mem_params.nt_min);
+}
+#endif
