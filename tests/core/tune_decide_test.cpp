@@ -121,7 +121,7 @@ TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 	EXPECT_TRUE(p.have_nt);
 	EXPECT_EQ(p.nt_min, 2u << 20);
 	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=32K:rep_movsb_stop=2M:rep_stosb_threshold=1M:"
-				     "rep_stosb_stop=262144G:nt_threshold=2M:prefetch_stride=64:idle_spin_ns=5000");
+				     "nt_threshold=2M:prefetch_stride=64:idle_spin_ns=5000");
 	e.want_spin = false;   // a monitor stage follows: no spin budget written
 	EXPECT_EQ(decide(e, rules).spin_ns, 0u);
 

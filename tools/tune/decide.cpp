@@ -144,7 +144,8 @@ std::string profile_string(const Profile &p)
 	if (p.movsb.min)
 		add("rep_movsb_stop", p.movsb.max);
 	add("rep_stosb_threshold", p.stosb.min);
-	if (p.stosb.min)
+	// rep stosb's default stop is already "never": an open window needs none.
+	if (p.stosb.min && p.stosb.max != Window::open)
 		add("rep_stosb_stop", p.stosb.max);
 	if (p.have_nt)
 		add("nt_threshold", p.nt_min);
