@@ -183,8 +183,11 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// rep movsb loses below 32 KiB (0.55-0.70x) and wins from there
 		// (1.2-1.7x): the window runs from 32 KiB to the non-temporal
 		// threshold. rep stosb loses up to the L2 size (0.6-0.75x) and
-		// wins past it (1.1x): from the L2 size on (non-temporal stores
-		// take over from nt_min, see set_large). NT copies: 1 MiB 0.94x
+		// wins past it (1.1x): from the L2 size on, to any size (a
+		// streaming fill from 1.5 MiB, uarch-bench mem against glibc's
+		// rep stosb: 16 MiB 1.05-1.27x, but 4 MiB 0.69-0.91x and 64 MiB
+		// 0.72x: this CPU's rep stosb already avoids the reads for
+		// ownership). NT copies: 1 MiB 0.94x
 		// of the cached loop, 2 MiB 1.16x, 8 MiB 1.36x: the 1.5 MiB that
 		// the rule above gives here lies between. Zen 4 is not measured
 		// (its L1d is 32 KiB, where the 32 KiB cliff may move): glibc's.

@@ -226,6 +226,7 @@ TEST(Select, Zen5MeasuredWindows)
 	EXPECT_EQ(p.mem.movsb_min, 32u << 10);
 	EXPECT_EQ(p.mem.movsb_max, p.mem.nt_min);
 	EXPECT_EQ(p.mem.stosb_min, uint64_t(c.cache.l2));
+	EXPECT_EQ(p.mem.stosb_max, ~uint64_t(0));   // streaming fills lost to it
 	// A guest whose CPUID says neither the L3's sharing nor its real size:
 	// the share is twice the L2.
 	c.cache.l3 = 508u << 20;

@@ -118,10 +118,18 @@ TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 	EXPECT_EQ(p.movsb.min, 32768u);
 	EXPECT_EQ(p.movsb.max, 2u << 20);   // capped where NT stores take over
 	EXPECT_EQ(p.stosb.min, 1u << 20);
+	EXPECT_EQ(p.stosb.max, Window::open);   // no evidence that streaming fills win
 	EXPECT_TRUE(p.have_nt);
 	EXPECT_EQ(p.nt_min, 2u << 20);
 	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=32K:rep_movsb_stop=2M:rep_stosb_threshold=1M:"
 				     "nt_threshold=2M:prefetch_stride=64:idle_spin_ns=5000");
+	// Streaming fills win from 4 MiB: rep stosb gives way there.
+	e.nt_set = e.nt;
+	e.nt_set[1].nt = t(1000);
+	EXPECT_EQ(decide(e, rules).stosb.max, 4u << 20);
+	e.nt_set = e.nt;   // from 2 MiB, the threshold itself
+	EXPECT_EQ(decide(e, rules).stosb.max, 2u << 20);
+	e.nt_set.clear();
 	e.want_spin = false;   // a monitor stage follows: no spin budget written
 	EXPECT_EQ(decide(e, rules).spin_ns, 0u);
 

@@ -94,10 +94,11 @@ Profile decide(const Evidence &e, const Rules &r)
 				collect(&spreads, row.loop[a]);
 				collect(&spreads, row.rep[a]);
 			}
-	for (const NtRow &row : e.nt) {
-		collect(&spreads, row.temporal);
-		collect(&spreads, row.nt);
-	}
+	for (const auto *rows : {&e.nt, &e.nt_set})
+		for (const NtRow &row : *rows) {
+			collect(&spreads, row.temporal);
+			collect(&spreads, row.nt);
+		}
 	for (const StrideRow &row : e.stride)
 		collect(&spreads, row.t);
 	collect(&spreads, e.futex_wake);
@@ -118,6 +119,12 @@ Profile decide(const Evidence &e, const Rules &r)
 		p.movsb.max = p.nt_min > p.movsb.min ? p.nt_min : p.movsb.min;
 	if (p.movsb.min && p.movsb.max <= p.movsb.min)
 		p.movsb = Window{};
+	// Fills past the threshold stream unless rep stosb's window covers
+	// them: it ends where streaming fills win (at or past the threshold),
+	// or never when they do not.
+	uint64_t set_nt = 0;
+	if (p.have_nt && p.stosb.min && p.stosb.max > p.nt_min && nt_threshold(e.nt_set, r.margin, &set_nt))
+		p.stosb.max = set_nt > p.nt_min ? set_nt : p.nt_min;
 	p.prefetch_stride = best_stride(e.stride, r.margin);
 	if (e.want_spin)
 		p.spin_ns = spin_budget(e.futex_wake);

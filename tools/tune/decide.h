@@ -40,7 +40,8 @@ struct StrideRow {
 struct Evidence {
 	std::vector<RepRow> movsb;    // ascending sizes
 	std::vector<RepRow> stosb;    // ascending sizes
-	std::vector<NtRow> nt;        // ascending sizes
+	std::vector<NtRow> nt;        // copies, ascending sizes: decide the threshold
+	std::vector<NtRow> nt_set;    // fills, ascending sizes: where rep stosb gives way to them
 	std::vector<StrideRow> stride;
 	Timing futex_wake;            // FUTEX_WAKE to the sleeper running again
 	bool want_spin = false;       // the plan has no monitor stage: the spin budget applies

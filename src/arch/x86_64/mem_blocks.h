@@ -331,15 +331,17 @@ template <class V>
 __attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, size_t n, const MemParams &p)
 {
 	constexpr size_t w = V::size;
-	if (p.nt_min && n >= p.nt_min) {
-		set_fwd_loop_nt<V>(d, v, n);
-		return;
-	}
 	if (n >= p.stosb_min && n < p.stosb_max && n > 64) {
 		size_t skew = (0 - uintptr_t(d)) & 63;
 		for (size_t i = 0; i < 64; i += w)
 			V::store(d + i, v);
 		rep_stosb(d + skew, c, n - skew);
+		return;
+	}
+	// Past the non-temporal threshold and outside the rep stosb window
+	// (which the policy ends there where streaming fills win).
+	if (p.nt_min && n >= p.nt_min) {
+		set_fwd_loop_nt<V>(d, v, n);
 		return;
 	}
 	set_fwd_loop<V>(d, v, n);
