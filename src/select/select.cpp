@@ -171,9 +171,10 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// 47 ns against 88 ns) and is level with it or ahead up to 16 MiB;
 		// past the L3 rep stosb wins (64 MiB: the loop takes 1.6-1.8x as
 		// long, it pays a read for ownership per line). So rep stosb only
-		// from the non-temporal threshold.
+		// from 3/4 of the whole L3 (the non-temporal threshold before it
+		// became the per-thread share).
 		if (c.zen == Zen::zen3 && !c.has(f_fsrs))
-			t->stosb_min = t->nt_min;
+			t->stosb_min = c.cache.l3 ? uint64_t(c.cache.l3) / 4 * 3 : t->nt_min;
 		// Zen 5 (family 0x1a; EPYC "Turin-like" KVM guest, AVX-512, ERMS,
 		// FSRM, no FSRS, L1d 48 KiB, L2 1 MiB), uarch-tune, ns per call of
 		// the avx512 variant, loop / rep (aligned; dst+1 alike):

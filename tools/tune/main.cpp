@@ -351,7 +351,7 @@ void plot(const std::string &png, const std::vector<RepRow> &movsb, const std::v
 		die("cannot run gnuplot");
 	std::fprintf(g,
 		     "set terminal pngcairo size 1000,600\nset output '%s'\nset logscale x 2\nset grid\n"
-		     "set title 'loop time / rep time (above 1: rep wins)\\n%s'\nset xlabel 'bytes'\n"
+		     "set format x '%%.0b %%BB'\nset title \"loop time / rep time (above 1: rep wins)\\n%s\"\nset xlabel 'bytes'\n"
 		     "plot '%s' u 1:2 w lp t 'rep movsb, aligned', '' u 1:3 w lp t 'rep movsb, dst+1',"
 		     " '' u 1:4 w lp t 'rep stosb, aligned', '' u 1:5 w lp t 'rep stosb, dst+1', 1 notitle lc 'black'\n",
 		     png.c_str(), title.c_str(), dat.c_str());
