@@ -5,6 +5,7 @@
 #include "dispatch/state.h"
 #include "sys/sys.h"
 #include "generic/params.h"
+#include "tunables/profile.h"
 
 namespace uarch {
 
@@ -133,16 +134,19 @@ void build(uint64_t hwcap, uint64_t hwcap2)
 		envlen = read_tunables_env(&s.env_readable);
 	// Pass one byte more than kept when the value was longer than the
 	// buffer, so the parser sees and reports the truncation.
+	const char *input = nullptr;
+	size_t len = 0;
 	if (envlen >= 0) {
-		size_t len = size_t(envlen);
+		len = size_t(envlen);
 		if (len > Tunables::max_input) {
 			g_env[Tunables::max_input] = 'x';   // non-NUL marker past the end
 			len = Tunables::max_input + 1;
 		}
-		parse_tunables(g_env, len, &s.tunables);
-	} else {
-		parse_tunables(nullptr, 0, &s.tunables);
+		input = g_env;
 	}
+	// The system profile goes first: each environment entry overrides it.
+	prepend_profile(profile_path, s.secure, &input, &len, &s.profile);
+	parse_tunables(input, len, &s.tunables);
 	select_plan(s.cpu, s.tunables, &s.plan);
 
 	// "spin+umwait+futex"

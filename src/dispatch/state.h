@@ -4,6 +4,7 @@
 #pragma once
 #include "probe/cpu.h"
 #include "select/plan.h"
+#include "tunables/profile.h"
 #include "tunables/tunables.h"
 
 namespace uarch {
@@ -14,6 +15,7 @@ struct State {
 	Plan plan;
 	bool secure;             // AT_SECURE (or unknowable): tunables ignored
 	bool env_readable;       // /proc/self/environ could be read
+	ProfileInfo profile;     // the system profile: read or why not
 	char idle_name[48];      // "spin+umwait+futex"
 };
 

@@ -75,11 +75,23 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 {
 	uint64_t vec = mem == Impl::avx512 ? 64 : mem == Impl::avx2 ? 32 : 16;
 
-	// Non-temporal stores: 3/4 of the L3 this core shares (per CCX on AMD,
-	// where CPUID reports the CCX's L3), as glibc 2.36's dl-cacheinfo.h
-	// derives it; past that the copy would evict the whole cache anyway.
-	uint64_t l3 = c.cache.l3 ? c.cache.l3 : (c.cache.l2 ? uint64_t(c.cache.l2) * 4 : 4u << 20);
-	t->nt_min = l3 / 4 * 3;
+	// Non-temporal stores: 3/4 of this thread's share of the L3, as glibc
+	// 2.36's dl-cacheinfo.h derives it (the L3 divided by the threads that
+	// share it): the copy would otherwise evict the cache of every other
+	// thread on that L3. Two guards keep it sensible on all 19 CPUID dumps:
+	// - sharing unknown (a guest's CPUID may not say; the Zen 5 KVM guest
+	//   measured below says neither, and reports a 508 MiB L3, its host's
+	//   CCX caches together): the share is taken as twice the L2, which is
+	//   what Zen 1 and Genoa report (Milan, Turin: 4x);
+	// - at least the L2: a copy that fits the core's own L2 evicts nothing
+	//   from the shared cache (ElkhartLake's CPUID counts 128 threads on a
+	//   4 MiB L3: 24 KiB otherwise).
+	// No L3: 3x the L2, as before.
+	uint64_t l2 = c.cache.l2 ? c.cache.l2 : 256u << 10;
+	uint64_t share = !c.cache.l3 ? l2 * 4 : c.cache.l3_sharing ? c.cache.l3 / c.cache.l3_sharing : l2 * 2;
+	t->nt_min = share / 4 * 3;
+	if (t->nt_min < l2)
+		t->nt_min = l2;
 
 	if (c.has(f_erms)) {
 		// glibc 2.36: rep_movsb_threshold = 2048 * (VEC_SIZE / 16), and
@@ -105,10 +117,32 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// 47 ns against 88 ns) and is level with it or ahead up to 16 MiB;
 		// past the L3 rep stosb wins (64 MiB: the loop takes 1.6-1.8x as
 		// long, it pays a read for ownership per line). So rep stosb only
-		// from the non-temporal threshold. Other Zen generations are
-		// unmeasured and keep glibc's threshold.
+		// from 3/4 of the whole L3 (the non-temporal threshold before it
+		// became the per-thread share).
 		if (c.zen == Zen::zen3 && !c.has(f_fsrs))
-			t->stosb_min = t->nt_min;
+			t->stosb_min = c.cache.l3 ? uint64_t(c.cache.l3) / 4 * 3 : t->nt_min;
+		// Zen 5 (family 0x1a; EPYC "Turin-like" KVM guest, AVX-512, ERMS,
+		// FSRM, no FSRS, L1d 48 KiB, L2 1 MiB), uarch-tune, ns per call of
+		// the avx512 variant, loop / rep (aligned; dst+1 alike):
+		//   copy 4 KiB 23.9/38.5, 16 KiB 87/132, 24 KiB 139/198,
+		//        32 KiB 441/261, 256 KiB 3365/2617, 1 MiB 25915/21541;
+		//   fill 4 KiB 22.0/37.5, 512 KiB 2926/4105, 1 MiB 12564/11181.
+		// rep movsb loses below 32 KiB (0.55-0.70x) and wins from there
+		// (1.2-1.7x): the window runs from 32 KiB to the non-temporal
+		// threshold. rep stosb loses up to the L2 size (0.6-0.75x) and
+		// wins past it (1.1x): from the L2 size on, to any size (a
+		// streaming fill from 1.5 MiB, uarch-bench mem against glibc's
+		// rep stosb: 16 MiB 1.05-1.27x, but 4 MiB 0.69-0.91x and 64 MiB
+		// 0.72x: this CPU's rep stosb already avoids the reads for
+		// ownership). NT copies: 1 MiB 0.94x
+		// of the cached loop, 2 MiB 1.16x, 8 MiB 1.36x: the 1.5 MiB that
+		// the rule above gives here lies between. Zen 4 is not measured
+		// (its L1d is 32 KiB, where the 32 KiB cliff may move): glibc's.
+		if (c.zen == Zen::zen5 && !c.has(f_fsrs)) {
+			t->movsb_min = 32u << 10;
+			t->movsb_max = t->nt_min;
+			t->stosb_min = c.cache.l2 ? c.cache.l2 : 1u << 20;
+		}
 	}
 	// Every line, on every vendor. uarch-bench sync on Zen 3 (random
 	// 256-byte records, 512 MiB table, next batch prefetched): every line

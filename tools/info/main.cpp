@@ -18,6 +18,7 @@
 #include "dispatch/state.h"
 #include "probe/cpu.h"
 #include "select/plan.h"
+#include "tunables/profile.h"
 #include "tunables/tunables.h"
 #include "uarch.h"
 #include "common/cpuid_dump.h"
@@ -81,7 +82,27 @@ struct Report {
 	std::string source;       // "this machine", a dump file, a MIDR
 	std::string brand, uarch_name;
 	std::string env;          // the UARCH_TUNABLES string parsed
+	std::string profile_file; // the system profile read (live only)
+	ProfileInfo profile = {ProfileStatus::absent, 0};
 };
+
+// Where the value for key came from: an applied entry of the profile
+// (the input's first profile.length bytes), of the environment, or neither.
+const char *origin(const Report &r, Key key)
+{
+	const Tunables &t = r.tun;
+	for (uint32_t i = 0; i < t.nentries; i++) {
+		const Entry &e = t.entries[i];
+		if (e.key == key && e.verdict == Verdict::applied && !(r.plan.refused & (1u << i)))
+			return e.offset < r.profile.length ? "profile" : "environment";
+	}
+	return "default";
+}
+
+const char *origin(const Report &r, const Entry &e)
+{
+	return e.offset < r.profile.length ? "profile" : "environment";
+}
 
 std::string idle_name(const IdlePolicy &p)
 {
@@ -189,6 +210,13 @@ void print_json(const Report &r)
 		    ", \"prefetch_stride\": %u, \"prefetch_distance\": %u, \"prefetch_copy_min\": %" PRIu64 "},\n",
 		    m.movsb_min, m.movsb_max, m.stosb_min, m.stosb_max == ~uint64_t(0) ? 0 : m.stosb_max, m.nt_min,
 		    m.prefetch_stride, m.prefetch_distance, m.prefetch_copy_min);
+	std::printf("  \"origin\": {");
+	const Key keys[] = {Key::rep_movsb_threshold, Key::rep_movsb_stop, Key::rep_stosb_threshold, Key::rep_stosb_stop,
+			    Key::nt_threshold, Key::prefetch_stride, Key::idle_spin_ns, Key::idle_monitor_ns};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		std::printf("%s\"%s\": \"%s\"", i ? ", " : "", key_name(keys[i]), origin(r, keys[i]));
+	std::printf("},\n  \"profile\": {\"path\": %s, \"status\": %s},\n", json_str(r.profile_file).c_str(),
+		    json_str(r.profile_file.empty() ? "" : profile_status_text(r.profile.status)).c_str());
 	const IdlePolicy &ip = r.plan.idle;
 	std::printf("  \"idle\": {\"stages\": [");
 	for (int i = 0; i < ip.nstages; i++)
@@ -248,36 +276,47 @@ void print_text(const Report &r)
 		std::printf("  %-15s %s\n", "entry", entry_binding().c_str());
 	const MemThresholds &m = r.plan.mem;
 	std::printf("thresholds\n");
+	// Each value with where it came from: default, profile or environment.
+	auto from = [&](Key a, Key b = Key::none) {
+		const char *x = origin(r, a), *y = b == Key::none ? "default" : origin(r, b);
+		return std::string("   (") + (std::strcmp(x, "default") ? x : y) +
+		       (std::strcmp(x, "default") && std::strcmp(y, "default") && std::strcmp(x, y) ? std::string(", ") + y : "") + ")";
+	};
 	if (m.movsb_min && m.movsb_min < m.movsb_max)
-		std::printf("  rep movsb       [%s, %s)\n", size_text(m.movsb_min).c_str(), size_text(m.movsb_max).c_str());
+		std::printf("  rep movsb       [%s, %s)%s\n", size_text(m.movsb_min).c_str(), size_text(m.movsb_max).c_str(),
+			    from(Key::rep_movsb_threshold, Key::rep_movsb_stop).c_str());
 	else
-		std::printf("  rep movsb       never\n");
+		std::printf("  rep movsb       never%s\n", from(Key::rep_movsb_threshold, Key::rep_movsb_stop).c_str());
 	if (m.stosb_min && m.stosb_min < m.stosb_max)
-		std::printf("  rep stosb       [%s, %s)\n", size_text(m.stosb_min).c_str(), size_text(m.stosb_max).c_str());
+		std::printf("  rep stosb       [%s, %s)%s\n", size_text(m.stosb_min).c_str(), size_text(m.stosb_max).c_str(),
+			    from(Key::rep_stosb_threshold, Key::rep_stosb_stop).c_str());
 	else
-		std::printf("  rep stosb       never\n");
-	std::printf("  non-temporal    %s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never");
-	std::printf("  prefetch stride %u\n", m.prefetch_stride);
+		std::printf("  rep stosb       never%s\n", from(Key::rep_stosb_threshold, Key::rep_stosb_stop).c_str());
+	std::printf("  non-temporal    %s%s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never",
+		    from(Key::nt_threshold).c_str());
+	std::printf("  prefetch stride %u%s\n", m.prefetch_stride, from(Key::prefetch_stride).c_str());
 	if (m.prefetch_distance)
 		std::printf("  copy prefetch   %u bytes ahead, for copies from %s (ampereone)\n", m.prefetch_distance,
 			    m.prefetch_copy_min ? size_text(m.prefetch_copy_min).c_str() : "never");
 	const IdlePolicy &ip = r.plan.idle;
-	std::printf("idle\n  stages %s  spin %u ns  monitor %u ns%s\n", idle_name(ip).c_str(), ip.spin_ns, ip.monitor_ns,
-		    ip.umwait_c01 ? "  (C0.1)" : "  (C0.2)");
+	std::printf("idle\n  stages %s  spin %u ns%s  monitor %u ns%s\n", idle_name(ip).c_str(), ip.spin_ns,
+		    from(Key::idle_spin_ns).c_str(), ip.monitor_ns, ip.umwait_c01 ? "  (C0.1)" : "  (C0.2)");
+	if (!r.profile_file.empty())
+		std::printf("profile     %s: %s\n", r.profile_file.c_str(), profile_status_text(r.profile.status));
 	const Tunables &t = r.tun;
-	std::printf("tunables%s\n", r.secure ? "  (ignored: secure process)" : r.env.empty() ? "  (none)" : "");
+	std::printf("tunables%s\n", r.secure ? "  (environment ignored: secure process)" : r.env.empty() && !t.nentries ? "  (none)" : "");
 	for (uint32_t i = 0; i < t.nentries; i++) {
 		const Entry &e = t.entries[i];
 		const char *why = e.verdict != Verdict::applied ? verdict_text(e.verdict)
 				  : (r.plan.refused & (1u << i)) ? refuse_reason_text(r.plan.refused_reason[i]) : nullptr;
-		std::printf("  %-9s %s%s%s\n", why ? "rejected" : "applied", shown(t, e).c_str(), why ? ": " : "",
-			    why ? why : "");
+		std::printf("  %-9s %s%s%s   (%s)\n", why ? "rejected" : "applied", shown(t, e).c_str(), why ? ": " : "",
+			    why ? why : "", origin(r, e));
 	}
 	if (t.ndropped)
 		std::printf("  rejected  %u more entries (more than %u)\n", t.ndropped, Tunables::max_entries);
 }
 
-Report live_report()
+Report live_report(const std::string &profile_file)
 {
 	Report r;
 	r.live = true;
@@ -288,7 +327,12 @@ Report live_report()
 	r.secure = getauxval(AT_SECURE) != 0;
 	const char *env = r.secure ? nullptr : std::getenv("UARCH_TUNABLES");
 	r.env = env ? env : "";
-	parse_tunables(env, env ? std::strlen(env) : 0, &r.tun);
+	// As the library does: the profile's entries first, the environment's after.
+	r.profile_file = profile_file.empty() ? profile_path : profile_file;
+	const char *input = env;
+	size_t len = env ? std::strlen(env) : 0;
+	prepend_profile(r.profile_file.c_str(), r.secure, &input, &len, &r.profile);
+	parse_tunables(input, len, &r.tun);
 	select_plan(r.cpu, r.tun, &r.plan);
 #if UARCH_HAVE_CPU_FEATURES
 	if (r.cpu.arch == Arch::x86_64) {
@@ -385,9 +429,10 @@ void print_table(const std::string &dir)
 
 void usage()
 {
-	std::printf("usage: uarch-info [--json] [--cpuid-dump FILE | --midr HEX] [--tunables STRING]\n"
+	std::printf("usage: uarch-info [--json] [--cpuid-dump FILE | --midr HEX] [--tunables STRING] [--profile FILE]\n"
 		    "       uarch-info --table DATADIR\n"
-		    "Shows what uarch sees on this CPU (or on a CPUID dump / an arm64 MIDR) and what it binds.\n");
+		    "Shows what uarch sees on this CPU (or on a CPUID dump / an arm64 MIDR) and what it binds.\n"
+		    "--profile FILE: read FILE as the system profile instead of %s\n", profile_path);
 }
 
 } // namespace
@@ -395,7 +440,7 @@ void usage()
 int main(int argc, char **argv)
 {
 	bool json = false;
-	std::string dump, midr, table;
+	std::string dump, midr, table, profile;
 	const char *tunables = nullptr;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -408,6 +453,7 @@ int main(int argc, char **argv)
 		else if (a == "--cpuid-dump") dump = value("--cpuid-dump");
 		else if (a == "--midr") midr = value("--midr");
 		else if (a == "--table") table = value("--table");
+		else if (a == "--profile") profile = value("--profile");
 		else if (a == "--tunables") { static std::string t; t = value("--tunables"); tunables = t.c_str(); }
 		else if (a == "-h" || a == "--help") { usage(); return 0; }
 		else die("unknown argument '" + a + "' (try --help)");
@@ -418,7 +464,7 @@ int main(int argc, char **argv)
 	}
 	if (!dump.empty() && !midr.empty())
 		die("--cpuid-dump and --midr exclude each other");
-	Report r = !dump.empty() ? dump_report(dump, tunables) : !midr.empty() ? midr_report(midr, tunables) : live_report();
+	Report r = !dump.empty() ? dump_report(dump, tunables) : !midr.empty() ? midr_report(midr, tunables) : live_report(profile);
 	if (json)
 		print_json(r);
 	else

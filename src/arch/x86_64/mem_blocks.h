@@ -309,6 +309,26 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 	set_head_tail<V, 2>(end, v, 4 * w);
 }
 
+// The same with non-temporal stores for the aligned groups (n >= 8 *
+// V::size): a fill larger than the cache share would evict everything else
+// and pay a read for ownership per line.
+template <class V>
+UARCH_INLINE void set_fwd_loop_nt(char *d, typename V::T v, size_t n)
+{
+	constexpr size_t w = V::size;
+	set_head_tail<V, 2>(d, v, 4 * w);
+	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(2 * w - 1));
+	char *end = d + n - 4 * w;
+	for (; dl < end; dl += 4 * w) {
+		V::stream(dl, v);
+		V::stream(dl + w, v);
+		V::stream(dl + 2 * w, v);
+		V::stream(dl + 3 * w, v);
+	}
+	__asm__ __volatile__("sfence" ::: "memory");   // NT stores are weakly ordered
+	set_head_tail<V, 2>(end, v, 4 * w);
+}
+
 // memset for n > 4 * V::size.
 template <class V>
 __attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, size_t n, const MemParams &p)
@@ -321,6 +341,12 @@ __attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, si
 		for (size_t i = 0; i < 64; i += w)
 			V::store(d + i, v);
 		rep_stosb(d + skew, c, n - skew);
+		return;
+	}
+	// Past the non-temporal threshold and outside the rep stosb window
+	// (which the policy ends there where streaming fills win).
+	if (p.nt_min && n >= p.nt_min) {
+		set_fwd_loop_nt<V>(d, v, n);
 		return;
 	}
 	set_fwd_loop<V>(d, v, n);

@@ -1,0 +1,146 @@
+// The system profile reader. Runs inside ifunc resolvers: raw system
+// calls, fixed hidden buffers, no libc.
+#include "tunables/profile.h"
+#include "sys/sys.h"
+#include "tunables/tunables.h"
+
+namespace uarch {
+
+static const char status_texts[7][48] = {
+	"absent", "applied", "unreadable", "a symbolic link: refused", "not a regular file: refused",
+	"larger than 4096 bytes: ignored", "not root-owned or writable by others: refused",
+};
+
+const char *profile_status_text(ProfileStatus s) { return status_texts[uint32_t(s) < 7 ? uint32_t(s) : 0]; }
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr long nr_fstat = 5, o_nofollow = 0400000;
+constexpr uint32_t off_mode = 24, off_uid = 28, off_size = 48;   // struct stat, x86-64
+#elif defined(__aarch64__)
+constexpr long nr_fstat = 80, o_nofollow = 0100000;
+constexpr uint32_t off_mode = 16, off_uid = 24, off_size = 48;   // asm-generic struct stat
+#endif
+constexpr long o_nonblock = 04000;   // a FIFO put there must not hang the loader
+constexpr long eloop = 40, enoent = 2, enotdir = 20;
+constexpr uint32_t s_ifmt = 0170000, s_ifreg = 0100000;
+
+char g_profile[profile_max_bytes + 2];
+char g_joined[Tunables::max_input + 2];
+
+uint32_t load32(const unsigned char *p, uint32_t off)
+{
+	return uint32_t(p[off]) | uint32_t(p[off + 1]) << 8 | uint32_t(p[off + 2]) << 16 | uint32_t(p[off + 3]) << 24;
+}
+
+// Comments dropped, line ends turned into ':', runs of separators and
+// surrounding ones removed: "a=1\n# x\nb=2\n" -> "a=1:b=2". In place.
+uint32_t normalise(char *b, uint32_t n)
+{
+	uint32_t k = 0;
+	bool comment = false;
+	for (uint32_t i = 0; i < n; i++) {
+		char c = b[i];
+		if (c == '\n' || c == '\r') {
+			comment = false;
+			c = ':';
+		} else if (comment) {
+			continue;
+		} else if (c == '#') {
+			comment = true;
+			continue;
+		}
+		if (c == 0)
+			c = ':';   // a NUL would end the parser's input early
+		if (c == ':' && (k == 0 || b[k - 1] == ':'))
+			continue;
+		b[k++] = c;
+	}
+	while (k && b[k - 1] == ':')
+		k--;
+	b[k] = 0;
+	return k;
+}
+
+} // namespace
+
+bool profile_trusted(uint32_t uid, uint32_t mode, bool secure)
+{
+	if ((mode & s_ifmt) != s_ifreg)
+		return false;
+	return !secure || (uid == 0 && (mode & 022) == 0);
+}
+
+uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *st)
+{
+	*st = ProfileStatus::absent;
+	if (!path || !path[0])
+		return 0;
+	long fd = sys::call6(sys::nr_openat, sys::at_fdcwd, long(path),
+			     sys::o_rdonly_cloexec | o_nofollow | o_nonblock);
+	if (fd < 0) {
+		*st = fd == -eloop ? ProfileStatus::symlink
+		      : (fd == -enoent || fd == -enotdir) ? ProfileStatus::absent : ProfileStatus::unreadable;
+		return 0;
+	}
+	uint64_t statbuf[32];   // larger than either architecture's struct stat
+	const unsigned char *sb = reinterpret_cast<const unsigned char *>(statbuf);
+	uint32_t n = 0;
+	if (sys::call6(nr_fstat, fd, long(statbuf)) != 0) {
+		*st = ProfileStatus::unreadable;
+	} else if ((load32(sb, off_mode) & s_ifmt) != s_ifreg) {
+		*st = ProfileStatus::not_regular;
+	} else if (!profile_trusted(load32(sb, off_uid), load32(sb, off_mode), secure)) {
+		*st = ProfileStatus::untrusted;
+	} else if (load32(sb, off_size) > profile_max_bytes || load32(sb, off_size + 4) != 0) {
+		*st = ProfileStatus::too_large;
+	} else {
+		*st = ProfileStatus::applied;
+		// The size may change under us: read to EOF, at most one byte past the limit.
+		for (;;) {
+			long r = sys::read(fd, buf + n, profile_max_bytes + 1 - n);
+			if (r < 0) {
+				*st = ProfileStatus::unreadable;
+				break;
+			}
+			if (r == 0)
+				break;
+			n += uint32_t(r);
+			if (n > profile_max_bytes) {
+				*st = ProfileStatus::too_large;
+				break;
+			}
+		}
+	}
+	sys::close(fd);
+	if (*st != ProfileStatus::applied)
+		return 0;
+	return normalise(buf, n);
+}
+
+void prepend_profile(const char *path, bool secure, const char **input, size_t *len, ProfileInfo *info)
+{
+	info->length = 0;
+	uint32_t plen = read_profile(path, secure, g_profile, &info->status);
+	if (plen == 0)
+		return;
+	// "profile:env". The environment's value is at most max_input + 1
+	// bytes (one past the limit marks truncation); whatever of it does
+	// not fit is cut, and the parser then reports the input as truncated.
+	size_t k = 0;
+	for (uint32_t i = 0; i < plen && k < Tunables::max_input; i++)
+		g_joined[k++] = g_profile[i];
+	info->length = uint32_t(k);
+	const char *env = *input;
+	if (env && *len) {
+		g_joined[k++] = ':';
+		for (size_t i = 0; i < *len && env[i] && k < Tunables::max_input + 1; i++)
+			g_joined[k++] = env[i];
+	}
+	g_joined[k] = 0;
+	*input = g_joined;
+	*len = k;
+}
+
+} // namespace uarch

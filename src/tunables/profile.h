@@ -1,0 +1,56 @@
+// The system profile: a file of UARCH_TUNABLES entries (written by
+// uarch-tune --install) that every process reads at load. Read with raw
+// system calls into fixed buffers: it runs inside ifunc resolvers.
+//
+// Format: the UARCH_TUNABLES syntax; newlines separate entries like ':',
+// and a '#' starts a comment that runs to the end of its line.
+//
+// Rules: the last path component must not be a symlink (O_NOFOLLOW) and the
+// file must be a regular file of at most max_bytes. Under AT_SECURE it is
+// honoured only when owned by root and writable by nobody else (fstat of
+// the opened file, so nothing can swap it between check and read). The
+// environment's entries follow the profile's, so each of them overrides
+// the profile's entry for the same key; under AT_SECURE the environment is
+// not read at all.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+namespace uarch {
+
+// Where the libraries look; fixed at build time (meson option profile_path,
+// default <prefix>/<sysconfdir>/uarch/tunables). Never from the environment.
+extern const char profile_path[] __attribute__((visibility("hidden")));
+
+enum class ProfileStatus : uint8_t {
+	absent,        // no such file (or no profile path)
+	applied,       // read
+	unreadable,    // open or read failed (permissions, ...)
+	symlink,       // the path is a symbolic link
+	not_regular,   // a directory, FIFO, device...
+	too_large,     // more than max_bytes
+	untrusted,     // AT_SECURE and not root-owned, or group/world-writable
+};
+const char *profile_status_text(ProfileStatus s);
+
+struct ProfileInfo {
+	ProfileStatus status;
+	uint32_t length;   // bytes at the start of the tunables input that came from the profile
+};
+
+constexpr uint32_t profile_max_bytes = 4096;
+
+// The trust rule, apart so tests can feed it any owner and mode.
+bool profile_trusted(uint32_t uid, uint32_t mode, bool secure);
+
+// Reads and normalises the profile at path into buf (at least
+// profile_max_bytes + 1 bytes); returns its length, 0 unless *st is applied.
+uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *st);
+
+// Puts the profile read from path before the environment's value
+// (*input, *len) in a buffer of its own and points *input there. The
+// result keeps the environment's truncation visible to the parser.
+// info->length: how much of the result is the profile's.
+void prepend_profile(const char *path, bool secure, const char **input, size_t *len, ProfileInfo *info);
+
+} // namespace uarch

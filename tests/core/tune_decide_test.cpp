@@ -1,0 +1,146 @@
+// uarch-tune's decision on synthetic timings: nothing is timed here.
+#include <gtest/gtest.h>
+#include "decide.h"
+
+using namespace uarch::tune;
+
+namespace {
+
+Timing t(double ns, double spread = 0.01) { return Timing{ns, spread}; }
+
+// rep/loop time ratio per size, the same at both alignments unless mis is given.
+std::vector<RepRow> rows(std::initializer_list<std::pair<uint64_t, double>> ratio,
+			 std::vector<double> mis = {})
+{
+	std::vector<RepRow> v;
+	size_t i = 0;
+	for (auto [size, r] : ratio) {
+		RepRow row;
+		row.size = size;
+		double m = i < mis.size() ? mis[i] : r;
+		row.loop[aligned] = t(100);
+		row.rep[aligned] = t(100 * r);
+		row.loop[misaligned] = t(100);
+		row.rep[misaligned] = t(100 * m);
+		v.push_back(row);
+		i++;
+	}
+	return v;
+}
+
+} // namespace
+
+TEST(TuneDecide, RepWindowIsTheLongestWinningRun)
+{
+	auto r = rows({{1024, 1.5}, {2048, 0.8}, {4096, 0.8}, {8192, 1.2}, {16384, 0.7}, {32768, 0.7}, {65536, 0.7},
+		       {131072, 1.1}});
+	Window w = rep_window(r, 0.03);
+	EXPECT_EQ(w.min, 16384u);
+	EXPECT_EQ(w.max, 131072u);
+}
+
+TEST(TuneDecide, RepWindowOpenWhenItWinsToTheEnd)
+{
+	Window w = rep_window(rows({{1024, 1.2}, {2048, 0.9}, {4096, 0.9}}), 0.03);
+	EXPECT_EQ(w.min, 2048u);
+	EXPECT_EQ(w.max, Window::open);
+}
+
+TEST(TuneDecide, NeverWhenRepLosesOrTiesOrWinsOnce)
+{
+	EXPECT_EQ(rep_window(rows({{1024, 1.2}, {2048, 1.1}}), 0.03).min, 0u);
+	// Within the margin is a tie: the loop keeps it.
+	EXPECT_EQ(rep_window(rows({{1024, 0.98}, {2048, 0.99}}), 0.03).min, 0u);
+	// A single winning size between losing ones: noise, not a crossover.
+	EXPECT_EQ(rep_window(rows({{1024, 1.2}, {2048, 0.8}, {4096, 1.2}}), 0.03).min, 0u);
+	EXPECT_EQ(rep_window({}, 0.03).min, 0u);
+}
+
+TEST(TuneDecide, MisalignedLossVetoesTheSize)
+{
+	// Aligned rep wins everywhere, but dst+1 loses at 2 and 4 KiB (Zen's
+	// misaligned rep movsb): the window starts where both win.
+	auto r = rows({{2048, 0.7}, {4096, 0.7}, {8192, 0.7}, {16384, 0.7}}, {1.5, 1.2, 0.8, 0.8});
+	Window w = rep_window(r, 0.03);
+	EXPECT_EQ(w.min, 8192u);
+	EXPECT_EQ(w.max, Window::open);
+}
+
+TEST(TuneDecide, NonTemporalFromTheFirstSizeOfTheWinningSuffix)
+{
+	std::vector<NtRow> nt;
+	for (auto [size, ratio] : {std::pair<uint64_t, double>{1 << 20, 1.1}, {2 << 20, 0.9}, {4 << 20, 1.05},
+				   {8 << 20, 0.8}, {16 << 20, 0.7}}) {
+		NtRow r;
+		r.size = size;
+		r.temporal = t(1000);
+		r.nt = t(1000 * ratio);
+		nt.push_back(r);
+	}
+	uint64_t at = 0;
+	ASSERT_TRUE(nt_threshold(nt, 0.03, &at));
+	EXPECT_EQ(at, 8u << 20);   // 2 MiB won, but 4 MiB did not: not from 2 MiB
+	nt.back().nt = t(1000);
+	EXPECT_FALSE(nt_threshold(nt, 0.03, &at));
+}
+
+TEST(TuneDecide, StrideAndSpin)
+{
+	std::vector<StrideRow> s = {{64, t(100)}, {128, t(102)}, {256, t(140)}};
+	EXPECT_EQ(best_stride(s, 0.03), 128u);   // within 3% of the best: fewer prefetches
+	s[1].t = t(110);
+	EXPECT_EQ(best_stride(s, 0.03), 64u);
+	EXPECT_EQ(spin_budget(t(4830)), 4800u);
+	EXPECT_EQ(spin_budget(t(200)), 1000u);
+	EXPECT_EQ(spin_budget(t(5e6)), 100000u);
+	EXPECT_EQ(spin_budget(t(0)), 0u);
+}
+
+TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
+{
+	Evidence e;
+	e.movsb = rows({{16384, 1.2}, {32768, 0.7}, {65536, 0.7}, {1 << 20, 0.8}, {4 << 20, 0.8}});
+	// rep stosb wins only at the last size below the non-temporal threshold.
+	e.stosb = rows({{16384, 1.3}, {32768, 1.3}, {65536, 1.3}, {1 << 20, 0.9}, {4 << 20, 1.1}});
+	for (uint64_t n : {1u << 20, 2u << 20, 4u << 20}) {
+		NtRow r;
+		r.size = n;
+		r.temporal = t(1000);
+		r.nt = t(n == 1u << 20 ? 1100 : 800);
+		e.nt.push_back(r);
+	}
+	e.stride = {{64, t(100)}, {128, t(120)}};
+	e.futex_wake = t(5000);
+	e.want_spin = true;
+	Rules rules;
+	Profile p = decide(e, rules);
+	EXPECT_FALSE(p.too_noisy);
+	EXPECT_EQ(p.movsb.min, 32768u);
+	EXPECT_EQ(p.movsb.max, 2u << 20);   // capped where NT stores take over
+	EXPECT_EQ(p.stosb.min, 1u << 20);
+	EXPECT_EQ(p.stosb.max, Window::open);   // no evidence that streaming fills win
+	EXPECT_TRUE(p.have_nt);
+	EXPECT_EQ(p.nt_min, 2u << 20);
+	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=32K:rep_movsb_stop=2M:rep_stosb_threshold=1M:"
+				     "nt_threshold=2M:prefetch_stride=64:idle_spin_ns=5000");
+	// Streaming fills win from 4 MiB: rep stosb gives way there.
+	e.nt_set = e.nt;
+	e.nt_set[1].nt = t(1000);
+	EXPECT_EQ(decide(e, rules).stosb.max, 4u << 20);
+	e.nt_set = e.nt;   // from 2 MiB, the threshold itself
+	EXPECT_EQ(decide(e, rules).stosb.max, 2u << 20);
+	e.nt_set.clear();
+	e.want_spin = false;   // a monitor stage follows: no spin budget written
+	EXPECT_EQ(decide(e, rules).spin_ns, 0u);
+
+	// Repeated medians 20% apart: refuse.
+	for (RepRow &r : e.movsb)
+		r.loop[aligned].spread = r.rep[aligned].spread = r.loop[misaligned].spread = r.rep[misaligned].spread = 0.2;
+	for (RepRow &r : e.stosb)
+		r.loop[aligned].spread = r.rep[aligned].spread = r.loop[misaligned].spread = r.rep[misaligned].spread = 0.2;
+	p = decide(e, rules);
+	EXPECT_TRUE(p.too_noisy);
+	EXPECT_NEAR(p.noise, 0.2, 1e-9);
+	rules.noise_limit = 0.25;
+	EXPECT_FALSE(decide(e, rules).too_noisy);
+}

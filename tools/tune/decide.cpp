@@ -1,0 +1,166 @@
+#include "decide.h"
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace uarch::tune {
+
+static bool faster(const Timing &cand, const Timing &base, double margin)
+{
+	return cand.ns > 0 && base.ns > 0 && cand.ns <= base.ns * (1 - margin);
+}
+
+Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below)
+{
+	size_t best_start = 0, best_len = 0;
+	size_t end = 0;   // rows at or above `below` belong to the non-temporal path
+	while (end < rows.size() && rows[end].size < below)
+		end++;
+	for (size_t i = 0; i < end;) {
+		auto wins = [&](size_t k) {
+			return faster(rows[k].rep[aligned], rows[k].loop[aligned], margin) &&
+			       faster(rows[k].rep[misaligned], rows[k].loop[misaligned], margin);
+		};
+		if (!wins(i)) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < end && wins(j))
+			j++;
+		if (j - i > best_len) {
+			best_start = i;
+			best_len = j - i;
+		}
+		i = j;
+	}
+	Window w;
+	// One winning size alone is as likely noise as a crossover, unless it
+	// is the last one before the non-temporal path takes over.
+	bool last = best_start + best_len == end && end < rows.size();
+	if (best_len < 2 && !(best_len == 1 && last))
+		return w;
+	w.min = rows[best_start].size;
+	w.max = best_start + best_len < end ? rows[best_start + best_len].size : Window::open;
+	return w;
+}
+
+bool nt_threshold(const std::vector<NtRow> &rows, double margin, uint64_t *out)
+{
+	size_t i = rows.size();
+	while (i > 0 && faster(rows[i - 1].nt, rows[i - 1].temporal, margin))
+		i--;
+	if (i == rows.size())
+		return false;
+	*out = rows[i].size;
+	return true;
+}
+
+uint32_t best_stride(const std::vector<StrideRow> &rows, double margin)
+{
+	double best = 0;
+	for (const StrideRow &r : rows)
+		if (r.t.ns > 0 && (best == 0 || r.t.ns < best))
+			best = r.t.ns;
+	uint32_t stride = 0;
+	for (const StrideRow &r : rows)
+		if (r.t.ns > 0 && r.t.ns <= best * (1 + margin) && r.stride > stride)
+			stride = r.stride;
+	return stride;
+}
+
+uint32_t spin_budget(const Timing &futex_wake)
+{
+	double ns = futex_wake.ns;
+	if (!(ns > 0))
+		return 0;
+	ns = std::clamp(ns, 1000.0, 100000.0);
+	return uint32_t(ns / 100 + 0.5) * 100;
+}
+
+static void collect(std::vector<double> *v, const Timing &t)
+{
+	if (t.ns > 0)
+		v->push_back(t.spread);
+}
+
+Profile decide(const Evidence &e, const Rules &r)
+{
+	Profile p;
+	std::vector<double> spreads;
+	for (const auto *rows : {&e.movsb, &e.stosb})
+		for (const RepRow &row : *rows)
+			for (int a = 0; a < align_count; a++) {
+				collect(&spreads, row.loop[a]);
+				collect(&spreads, row.rep[a]);
+			}
+	for (const auto *rows : {&e.nt, &e.nt_set})
+		for (const NtRow &row : *rows) {
+			collect(&spreads, row.temporal);
+			collect(&spreads, row.nt);
+		}
+	for (const StrideRow &row : e.stride)
+		collect(&spreads, row.t);
+	collect(&spreads, e.futex_wake);
+	if (!spreads.empty()) {
+		std::sort(spreads.begin(), spreads.end());
+		size_t m = spreads.size();
+		p.noise = m % 2 ? spreads[m / 2] : (spreads[m / 2 - 1] + spreads[m / 2]) / 2;
+		p.noise_max = spreads.back();
+	}
+	p.too_noisy = spreads.empty() || p.noise > r.noise_limit;
+
+	p.have_nt = nt_threshold(e.nt, r.margin, &p.nt_min);
+	uint64_t below = p.have_nt ? p.nt_min : Window::open;
+	p.movsb = rep_window(e.movsb, r.margin, below);
+	p.stosb = rep_window(e.stosb, r.margin, below);
+	// rep movsb never overlaps the non-temporal copy: the NT loop takes over.
+	if (p.have_nt && p.movsb.min && p.movsb.max > p.nt_min)
+		p.movsb.max = p.nt_min > p.movsb.min ? p.nt_min : p.movsb.min;
+	if (p.movsb.min && p.movsb.max <= p.movsb.min)
+		p.movsb = Window{};
+	// Fills past the threshold stream unless rep stosb's window covers
+	// them: it ends where streaming fills win (at or past the threshold),
+	// or never when they do not.
+	uint64_t set_nt = 0;
+	if (p.have_nt && p.stosb.min && p.stosb.max > p.nt_min && nt_threshold(e.nt_set, r.margin, &set_nt))
+		p.stosb.max = set_nt > p.nt_min ? set_nt : p.nt_min;
+	p.prefetch_stride = best_stride(e.stride, r.margin);
+	if (e.want_spin)
+		p.spin_ns = spin_budget(e.futex_wake);
+	return p;
+}
+
+static std::string number(uint64_t v)
+{
+	char b[32];
+	if (v && v % (uint64_t(1) << 30) == 0) std::snprintf(b, sizeof b, "%" PRIu64 "G", v >> 30);
+	else if (v && v % (uint64_t(1) << 20) == 0) std::snprintf(b, sizeof b, "%" PRIu64 "M", v >> 20);
+	else if (v && v % 1024 == 0) std::snprintf(b, sizeof b, "%" PRIu64 "K", v >> 10);
+	else std::snprintf(b, sizeof b, "%" PRIu64, v);
+	return b;
+}
+
+std::string profile_string(const Profile &p)
+{
+	std::string s;
+	auto add = [&](const char *key, uint64_t v) {
+		s += (s.empty() ? "" : ":") + std::string(key) + "=" + number(v);
+	};
+	add("rep_movsb_threshold", p.movsb.min);
+	if (p.movsb.min)
+		add("rep_movsb_stop", p.movsb.max);
+	add("rep_stosb_threshold", p.stosb.min);
+	// rep stosb's default stop is already "never": an open window needs none.
+	if (p.stosb.min && p.stosb.max != Window::open)
+		add("rep_stosb_stop", p.stosb.max);
+	if (p.have_nt)
+		add("nt_threshold", p.nt_min);
+	if (p.prefetch_stride)
+		add("prefetch_stride", p.prefetch_stride);
+	if (p.spin_ns)
+		add("idle_spin_ns", p.spin_ns);
+	return s;
+}
+
+} // namespace uarch::tune

@@ -1,0 +1,98 @@
+// uarch-tune's decision: measured timings in, thresholds out. A pure
+// function of its input (no clock, no CPU access), so tests feed it
+// synthetic timings.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <string>
+#include <vector>
+
+namespace uarch::tune {
+
+// One candidate at one size: the median time of all samples, and the
+// noise seen there: (max - min) / median of the medians of repeated blocks
+// of samples (0 when only one block ran).
+struct Timing {
+	double ns = 0;
+	double spread = 0;
+};
+
+enum Align { aligned, misaligned, align_count };
+
+// A `rep` instruction against the vector loop at one size, for both
+// destination alignments.
+struct RepRow {
+	uint64_t size = 0;
+	Timing loop[align_count], rep[align_count];
+};
+
+// Non-temporal against ordinary stores for one (large) copy size.
+struct NtRow {
+	uint64_t size = 0;
+	Timing temporal, nt;
+};
+
+struct StrideRow {
+	uint32_t stride = 0;
+	Timing t;    // time of the whole prefetching walk
+};
+
+struct Evidence {
+	std::vector<RepRow> movsb;    // ascending sizes
+	std::vector<RepRow> stosb;    // ascending sizes
+	std::vector<NtRow> nt;        // copies, ascending sizes: decide the threshold
+	std::vector<NtRow> nt_set;    // fills, ascending sizes: where rep stosb gives way to them
+	std::vector<StrideRow> stride;
+	Timing futex_wake;            // FUTEX_WAKE to the sleeper running again
+	bool want_spin = false;       // the plan has no monitor stage: the spin budget applies
+};
+
+struct Window {
+	uint64_t min = 0, max = 0;    // [min, max); min == 0: never; max == open: to any size
+	static constexpr uint64_t open = uint64_t(1) << 48;   // the tunables' largest number
+};
+
+struct Profile {
+	Window movsb, stosb;
+	bool have_nt = false;         // false: no size tried favoured NT stores: keep the default
+	uint64_t nt_min = 0;
+	uint32_t prefetch_stride = 0; // 0: no evidence
+	uint32_t spin_ns = 0;         // 0: not decided (a monitor stage follows the spin)
+	double noise = 0;             // the median spread over every timing
+	double noise_max = 0;
+	bool too_noisy = false;
+};
+
+struct Rules {
+	// A candidate wins only when it is at least this much faster: a tie
+	// keeps the simpler path (vector loop, ordinary stores, fewer prefetches).
+	double margin = 0.03;
+	// Refuse to decide when the median spread of repeated medians is above this.
+	double noise_limit = 0.10;
+};
+
+// The window where rep wins at both alignments, among the sizes below
+// `below` (from there the non-temporal path runs): the longest run of at
+// least two consecutive winning sizes (one suffices when it is the last
+// size below `below`). min is that run's first size; max the first size
+// after it, or Window::open when it reaches the last size considered.
+Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below = Window::open);
+
+// The first size from which NT stores win at that size and every larger
+// one tried (found == false when the largest size tried does not favour them).
+bool nt_threshold(const std::vector<NtRow> &rows, double margin, uint64_t *out);
+
+// The largest stride within margin of the fastest (fewer prefetch instructions).
+uint32_t best_stride(const std::vector<StrideRow> &rows, double margin);
+
+// The spin budget: as long as a futex wake-up takes (2-competitive
+// spin-then-block), rounded to 100 ns, within [1 us, 100 us].
+uint32_t spin_budget(const Timing &futex_wake);
+
+Profile decide(const Evidence &e, const Rules &r);
+
+// "rep_movsb_threshold=...:...": the UARCH_TUNABLES form of p (without
+// what p leaves undecided).
+std::string profile_string(const Profile &p);
+
+} // namespace uarch::tune

@@ -1,0 +1,537 @@
+// uarch-tune: measures where this machine's crossovers lie (rep movsb and
+// rep stosb against the vector loops, non-temporal against ordinary
+// stores, the prefetch stride, a futex wake-up) by calling the variants
+// by name with their thresholds set per candidate, prints the evidence,
+// and writes the profile in UARCH_TUNABLES syntax. The decision itself is
+// decide.cpp's pure function.
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+#include "generic/prefetch_blocks.h"
+#include "arch/x86_64/mem.h"
+#include "decide.h"
+#include "dispatch/state.h"
+#include "select/plan.h"
+
+using namespace uarch;
+using namespace uarch::tune;
+
+namespace {
+
+using CopyFn = void *(*)(void *, const void *, size_t);
+using SetFn = void *(*)(void *, int, size_t);
+using RangeFn = void (*)(const void *, size_t);
+
+[[noreturn]] void die(const std::string &msg)
+{
+	std::fprintf(stderr, "uarch-tune: %s\n", msg.c_str());
+	std::exit(2);
+}
+
+struct Config {
+	bool quick = false;
+	double noise_limit = 0.10;
+	std::string plot, output;
+	bool install = false;
+	int blocks = 3, samples = 7;
+	size_t sample_bytes = 2u << 20;   // bytes moved per sample (small sizes: many calls)
+};
+
+double thread_ns()
+{
+	timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
+
+double wall_ns()
+{
+	timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// samples[block][i] -> median of all, spread of the block medians.
+Timing summarize(const std::vector<std::vector<double>> &blocks)
+{
+	std::vector<double> all, meds;
+	for (auto &b : blocks) {
+		all.insert(all.end(), b.begin(), b.end());
+		meds.push_back(median(b));
+	}
+	Timing t;
+	t.ns = median(all);
+	auto [lo, hi] = std::minmax_element(meds.begin(), meds.end());
+	t.spread = t.ns > 0 && meds.size() > 1 ? (*hi - *lo) / t.ns : 0;
+	return t;
+}
+
+// Two regions, src - dst == 1088 (mod 4096) as in uarch-bench mem: no
+// 4 KiB aliasing for either side, and far enough apart for rep movsb.
+struct Buffers {
+	char *dst = nullptr, *src = nullptr;
+	size_t len = 0;
+	explicit Buffers(size_t n)
+	{
+		len = (n + 8191) / 4096 * 4096;
+		size_t total = 2 * len + 4 * 4096 + 1088;
+		void *m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			die("cannot map " + std::to_string(total >> 20) + " MiB for the buffers");
+		dst = static_cast<char *>(m);
+		src = dst + len + 8192 + 1088;
+		std::memset(dst, 1, total);
+	}
+};
+
+// The thresholds each candidate runs under: only its own path can fire.
+MemParams loop_params() { return MemParams{0, 0, 0, 0, 0}; }
+MemParams rep_params() { return MemParams{1, ~uint64_t(0), 1, ~uint64_t(0), 0}; }
+MemParams nt_params() { return MemParams{0, 0, 0, 0, 1}; }
+
+struct Candidate {
+	MemParams params;
+};
+
+CopyFn volatile g_copy;
+SetFn volatile g_set;
+
+// One sample: ns per call of `calls` calls of op at size n.
+double sample(bool set, char *d, const char *s, size_t n, size_t calls)
+{
+	double t0 = thread_ns();
+	if (set) {
+		SetFn f = g_set;
+		for (size_t i = 0; i < calls; i++)
+			f(d, int(i), n);
+	} else {
+		CopyFn f = g_copy;
+		for (size_t i = 0; i < calls; i++)
+			f(d, s, n);
+	}
+	return (thread_ns() - t0) / double(calls);
+}
+
+// Times candidates a and b at size n, interleaved sample by sample (the
+// order alternates), in cfg.blocks blocks of cfg.samples each.
+void compare(const Config &cfg, bool set, char *d, const char *s, size_t n, const MemParams &a,
+	     const MemParams &b, Timing *ta, Timing *tb)
+{
+	size_t calls = std::max<size_t>(1, cfg.sample_bytes / n);
+	std::vector<std::vector<double>> sa(cfg.blocks), sb(cfg.blocks);
+	mem_params = a;   // warm-up
+	sample(set, d, s, n, calls);
+	for (int k = 0; k < cfg.blocks; k++)
+		for (int i = 0; i < cfg.samples; i++)
+			for (int j = 0; j < 2; j++) {
+				bool first = (i + j) % 2 == 0;
+				mem_params = first ? a : b;
+				(first ? sa : sb)[k].push_back(sample(set, d, s, n, calls));
+			}
+	*ta = summarize(sa);
+	*tb = summarize(sb);
+}
+
+std::vector<uint64_t> rep_sizes(bool quick)
+{
+	if (quick)
+		return {1024, 2048, 3072, 4096, 8192, 16384, 32768, 65536, 262144, 1 << 20, 4 << 20};
+	return {512, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+		65536, 131072, 262144, 524288, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 32 << 20};
+}
+
+std::vector<uint64_t> nt_sizes(bool quick)
+{
+	if (quick)
+		return {4 << 20, 16 << 20, 64 << 20};
+	return {1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 32 << 20, 64 << 20, 128 << 20};
+}
+
+std::vector<RepRow> measure_rep(const Config &cfg, bool set, void *fn, Buffers &buf)
+{
+	std::vector<RepRow> rows;
+	if (set) g_set = reinterpret_cast<SetFn>(fn);
+	else g_copy = reinterpret_cast<CopyFn>(fn);
+	for (uint64_t n : rep_sizes(cfg.quick)) {
+		RepRow r;
+		r.size = n;
+		for (int a = 0; a < align_count; a++) {
+			// Misaligned: dst + 1, src + 3, as uarch-bench mem.
+			char *d = buf.dst + (a == misaligned ? 1 : 0);
+			const char *s = buf.src + (a == misaligned ? 3 : 0);
+			compare(cfg, set, d, s, n, loop_params(), rep_params(), &r.loop[a], &r.rep[a]);
+		}
+		rows.push_back(r);
+	}
+	return rows;
+}
+
+std::vector<NtRow> measure_nt(const Config &cfg, bool set, void *fn, Buffers &buf)
+{
+	std::vector<NtRow> rows;
+	if (set) g_set = reinterpret_cast<SetFn>(fn);
+	else g_copy = reinterpret_cast<CopyFn>(fn);
+	Config c = cfg;
+	c.sample_bytes = 0;   // one call per sample: these sizes take milliseconds
+	for (uint64_t n : nt_sizes(cfg.quick)) {
+		NtRow r;
+		r.size = n;
+		compare(c, set, buf.dst, buf.src, n, loop_params(), nt_params(), &r.temporal, &r.nt);
+		rows.push_back(r);
+	}
+	return rows;
+}
+
+// Random 256-byte records of a table well past the L3; each batch of 16 is
+// prefetched (prefetch_range at the stride tried) one batch before it is
+// summed, as uarch-bench sync's prefetch case. Stride 0: no prefetch.
+std::vector<StrideRow> measure_stride(const Config &cfg, RangeFn range)
+{
+	size_t table = size_t(cfg.quick ? 128 : 512) << 20;
+	constexpr size_t rec = 256, batch = 16;
+	size_t nrec = table / rec, walk = cfg.quick ? 4096 : 16384;
+	auto *base = static_cast<uint64_t *>(mmap(nullptr, table, PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	if (base == MAP_FAILED)
+		die("cannot map the prefetch table");
+	std::memset(base, 3, table);
+	std::mt19937_64 rng(42);
+	std::vector<const uint64_t *> order(walk + batch);
+	for (auto &p : order)
+		p = base + (rng() % nrec) * (rec / 8);
+	const uint32_t strides[] = {0, 64, 128, 256};
+	std::vector<std::vector<std::vector<double>>> s(4, std::vector<std::vector<double>>(cfg.blocks));
+	volatile uint64_t sink = 0;
+	for (int k = 0; k < cfg.blocks; k++)
+		for (int i = 0; i < cfg.samples; i++)
+			for (int j = 0; j < 4; j++) {
+				int c = (j + i) % 4;
+				if (strides[c])
+					set_prefetch_stride(strides[c]);
+				// A fresh random walk per sample: nothing left in the cache.
+				for (auto &p : order)
+					p = base + (rng() % nrec) * (rec / 8);
+				double t0 = thread_ns();
+				uint64_t sum = 0;
+				for (size_t b = 0; b + batch < order.size(); b += batch) {
+					if (strides[c])
+						for (size_t q = 0; q < batch; q++)
+							range(order[b + batch + q], rec);
+					// One dependent chain through every word: the
+					// CPU cannot overlap the misses by itself.
+					for (size_t q = 0; q < batch; q++)
+						for (size_t w = 0; w < rec / 8; w++)
+							sum = (sum ^ order[b + q][w]) * 0x9e3779b97f4a7c15ull;
+				}
+				s[c][k].push_back((thread_ns() - t0) / double(walk));
+				sink = sink + sum;
+			}
+	munmap(base, table);
+	std::vector<StrideRow> rows;
+	for (int c = 0; c < 4; c++) {
+		StrideRow r;
+		r.stride = strides[c];
+		r.t = summarize(s[c]);
+		rows.push_back(r);
+	}
+	return rows;
+}
+
+long futex(std::atomic<uint32_t> *w, int op, uint32_t v)
+{
+	return syscall(SYS_futex, reinterpret_cast<uint32_t *>(w), op, v, nullptr, nullptr, 0);
+}
+
+// FUTEX_WAKE until the sleeper runs again, wall time: what a spinning
+// waiter saves by not sleeping.
+Timing measure_futex(const Config &cfg)
+{
+	std::atomic<uint32_t> word{0}, asleep{0};
+	std::atomic<double> woke_at{0};
+	int rounds = cfg.quick ? 30 : 100;
+	std::vector<std::vector<double>> s(cfg.blocks);
+	std::thread sleeper([&] {
+		for (int k = 0; k < cfg.blocks * rounds; k++) {
+			asleep.store(1);
+			while (word.load() == 0)
+				futex(&word, FUTEX_WAIT_PRIVATE, 0);
+			woke_at.store(wall_ns());
+			word.store(0);
+			asleep.store(0);
+		}
+	});
+	for (int k = 0; k < cfg.blocks; k++)
+		for (int i = 0; i < rounds; i++) {
+			while (asleep.load() == 0)
+				sched_yield();
+			// Let it reach FUTEX_WAIT (a sleep of 200 us is ample).
+			timespec ts{0, 200000};
+			nanosleep(&ts, nullptr);
+			woke_at.store(0);
+			double t0 = wall_ns();
+			word.store(1);
+			futex(&word, FUTEX_WAKE_PRIVATE, 1);
+			while (woke_at.load() == 0)
+				sched_yield();
+			s[k].push_back(woke_at.load() - t0);
+			while (asleep.load() == 1 && word.load() != 0)
+				sched_yield();
+		}
+	sleeper.join();
+	return summarize(s);
+}
+
+std::string cpu_name()
+{
+	FILE *f = std::fopen("/proc/cpuinfo", "r");
+	std::string name = "unknown CPU";
+	if (!f)
+		return name;
+	char line[512];
+	while (std::fgets(line, sizeof line, f))
+		if (!std::strncmp(line, "model name", 10)) {
+			const char *c = std::strchr(line, ':');
+			if (c) {
+				name = c + 2;
+				name.erase(name.find_last_not_of("\n ") + 1);
+			}
+			break;
+		}
+	std::fclose(f);
+	return name;
+}
+
+void print_rep(const char *op, const char *variant, const std::vector<RepRow> &rows, const char *rep)
+{
+	std::printf("%-7s %-8s %10s  %10s %10s %6s  %10s %10s %6s\n", op, variant, "size", "loop ns", rep, "ratio",
+		    "loop+1 ns", "rep+1 ns", "ratio");
+	for (const RepRow &r : rows)
+		std::printf("%-7s %-8s %10" PRIu64 "  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", op, variant, r.size,
+			    r.loop[0].ns, r.rep[0].ns, r.loop[0].ns / r.rep[0].ns, r.loop[1].ns, r.rep[1].ns,
+			    r.loop[1].ns / r.rep[1].ns);
+}
+
+void plot(const std::string &png, const std::vector<RepRow> &movsb, const std::vector<RepRow> &stosb,
+	  const std::string &title)
+{
+	std::string dat = png + ".dat";
+	FILE *f = std::fopen(dat.c_str(), "w");
+	if (!f)
+		die("cannot write " + dat + ": " + std::strerror(errno));
+	for (size_t i = 0; i < movsb.size(); i++)
+		std::fprintf(f, "%" PRIu64 " %f %f %f %f\n", movsb[i].size, movsb[i].loop[0].ns / movsb[i].rep[0].ns,
+			     movsb[i].loop[1].ns / movsb[i].rep[1].ns, i < stosb.size() ? stosb[i].loop[0].ns / stosb[i].rep[0].ns : 0,
+			     i < stosb.size() ? stosb[i].loop[1].ns / stosb[i].rep[1].ns : 0);
+	std::fclose(f);
+	FILE *g = popen("gnuplot", "w");
+	if (!g)
+		die("cannot run gnuplot");
+	std::fprintf(g,
+		     "set terminal pngcairo size 1000,600\nset output '%s'\nset logscale x 2\nset grid\n"
+		     "set format x '%%.0b %%BB'\nset title \"loop time / rep time (above 1: rep wins)\\n%s\"\nset xlabel 'bytes'\n"
+		     "plot '%s' u 1:2 w lp t 'rep movsb, aligned', '' u 1:3 w lp t 'rep movsb, dst+1',"
+		     " '' u 1:4 w lp t 'rep stosb, aligned', '' u 1:5 w lp t 'rep stosb, dst+1', 1 notitle lc 'black'\n",
+		     png.c_str(), title.c_str(), dat.c_str());
+	if (pclose(g) != 0)
+		die("gnuplot failed to write " + png);
+	std::remove(dat.c_str());
+}
+
+// Write to a temporary file beside path, then rename over it: a process
+// that loads uarch meanwhile reads the old profile or the new, never half.
+void write_atomically(const std::string &path, const std::string &text, bool make_dirs)
+{
+	if (make_dirs)
+		for (size_t p = path.find('/', 1); p != std::string::npos; p = path.find('/', p + 1))
+			if (mkdir(path.substr(0, p).c_str(), 0755) != 0 && errno != EEXIST)
+				die("cannot create " + path.substr(0, p) + ": " + std::strerror(errno));
+	std::string tmp = path + ".tmp." + std::to_string(getpid());
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("cannot write " + tmp + ": " + std::strerror(errno));
+	fchmod(fd, 0644);   // whatever the umask: the profile is world-readable
+	bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size()) && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+		int e = errno;
+		unlink(tmp.c_str());
+		die("cannot write " + path + ": " + std::strerror(e));
+	}
+}
+
+void usage()
+{
+	std::printf("usage: uarch-tune [--quick] [--plot FILE.png] [--output FILE | --install] [--noise-limit PERCENT]\n"
+		    "  measures this machine's crossovers and prints the evidence and the profile\n"
+		    "  --install        writes the system profile %s\n"
+		    "  --output FILE    writes the profile to FILE\n"
+		    "  --noise-limit P  refuses to decide above P%% median spread of repeated medians (default 10)\n",
+		    UARCH_PROFILE_PATH);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Config cfg;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto value = [&](const char *name) -> std::string {
+			if (i + 1 >= argc)
+				die(std::string(name) + " needs a value");
+			return argv[++i];
+		};
+		if (a == "--quick") cfg.quick = true;
+		else if (a == "--install") cfg.install = true;
+		else if (a == "--output") cfg.output = value("--output");
+		else if (a == "--plot") cfg.plot = value("--plot");
+		else if (a == "--noise-limit") {
+			std::string v = value("--noise-limit");
+			char *end = nullptr;
+			double p = std::strtod(v.c_str(), &end);
+			if (v.empty() || *end || !(p > 0 && p <= 1000))
+				die("--noise-limit wants a percentage above 0, got '" + v + "'");
+			cfg.noise_limit = p / 100;
+		} else if (a == "--help" || a == "-h") {
+			usage();
+			return 0;
+		} else
+			die("unknown argument '" + a + "' (see --help)");
+	}
+	if (cfg.install && !cfg.output.empty())
+		die("--install and --output both name where the profile goes: give one");
+	if (cfg.output.empty() && cfg.install)
+		cfg.output = UARCH_PROFILE_PATH;
+	if (!cfg.output.empty() && cfg.output.back() == '/')
+		die("--output wants a file name, got '" + cfg.output + "'");
+	if (cfg.quick) {
+		cfg.samples = 3;
+		cfg.sample_bytes = 512u << 10;
+	}
+
+	Cpu cpu;
+	probe_host(&cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+	cpu.cpus_allowed = 0;
+	Tunables none;
+	parse_tunables(nullptr, 0, &none);
+	Plan plan;
+	select_plan(cpu, none, &plan);
+	Impl bound_copy = plan.impl[op_memcpy], bound_set = plan.impl[op_memset];
+	bool erms = cpu.has(f_erms);
+	std::string title = cpu_name() + " (family 0x" + [&] {
+		char b[32];
+		std::snprintf(b, sizeof b, "%x model 0x%x", cpu.family, cpu.model);
+		return std::string(b);
+	}() + ")";
+	std::printf("uarch-tune%s on %s; the policy binds memcpy=%s memset=%s\n", cfg.quick ? " --quick" : "",
+		    title.c_str(), impl_name(bound_copy), impl_name(bound_set));
+	std::printf("times: ns per call, medians of %d blocks x %d samples (thread CPU time); ratio = loop/rep, above 1: rep wins\n",
+		    cfg.blocks, cfg.samples);
+
+	Evidence ev;
+	Buffers buf(nt_sizes(cfg.quick).back());
+	// The full run shows every variant the CPU runs; the decision uses the
+	// variant the policy binds (the profile's thresholds are shared).
+	const Impl variants[] = {Impl::gpr, Impl::baseline, Impl::avx2, Impl::avx512};
+	for (Impl v : variants) {
+		bool is_copy = v == bound_copy, is_set = v == bound_set;
+		if (!impl_runs_on(op_memcpy, v, cpu)) {
+			std::printf("%-8s skipped: this CPU cannot run it\n", impl_name(v));
+			continue;
+		}
+		if (!erms) {
+			std::printf("%-8s no ERMS: rep movsb/stosb are never used\n", impl_name(v));
+			break;
+		}
+		if (cfg.quick && !is_copy && !is_set)
+			continue;
+		if (impl_fn(op_memcpy, v) != impl_fn(op_memmove, v))
+			std::printf("note: memmove_%s is not memcpy_%s: its forward path shares the window, not measured apart\n",
+				    impl_name(v), impl_name(v));
+		auto copy = measure_rep(cfg, false, impl_fn(op_memcpy, v), buf);
+		print_rep("memcpy", impl_name(v), copy, "movsb ns");
+		auto set = measure_rep(cfg, true, impl_fn(op_memset, v), buf);
+		print_rep("memset", impl_name(v), set, "stosb ns");
+		if (is_copy) ev.movsb = copy;
+		if (is_set) ev.stosb = set;
+	}
+	std::printf("(memmove is the memcpy entry in every x86-64 variant: the memcpy rows are its forward path)\n");
+
+	// The threshold is decided on copies (what glibc's rule is about);
+	// fills stream past it only where that beats rep stosb too.
+	ev.nt = measure_nt(cfg, false, impl_fn(op_memcpy, bound_copy), buf);
+	ev.nt_set = measure_nt(cfg, true, impl_fn(op_memset, bound_set), buf);
+	const auto &nt_set = ev.nt_set;
+	std::printf("%-7s %-8s %10s  %10s %10s %6s\n", "nt", "variant", "size", "cached ns", "nt ns", "ratio");
+	for (const NtRow &r : ev.nt)
+		std::printf("%-7s %-8s %10" PRIu64 "  %10.0f %10.0f %6.2f\n", "memcpy", impl_name(bound_copy), r.size,
+			    r.temporal.ns, r.nt.ns, r.temporal.ns / r.nt.ns);
+	for (const NtRow &r : nt_set)
+		std::printf("%-7s %-8s %10" PRIu64 "  %10.0f %10.0f %6.2f\n", "memset", impl_name(bound_set), r.size,
+			    r.temporal.ns, r.nt.ns, r.temporal.ns / r.nt.ns);
+
+	ev.stride = measure_stride(cfg, reinterpret_cast<RangeFn>(impl_fn(op_prefetch_range, plan.impl[op_prefetch_range])));
+	std::printf("prefetch_range (%s), random 256-byte records: ns per record\n", impl_name(plan.impl[op_prefetch_range]));
+	for (const StrideRow &r : ev.stride)
+		std::printf("  stride %-4s %8.1f\n", r.stride ? std::to_string(r.stride).c_str() : "none", r.t.ns);
+	ev.stride.erase(ev.stride.begin());   // "none" is shown, not a candidate
+
+	ev.futex_wake = measure_futex(cfg);
+	ev.want_spin = true;
+	for (int i = 0; i < plan.idle.nstages; i++)
+		if (plan.idle.stages[i] != Stage::spin && plan.idle.stages[i] != Stage::futex)
+			ev.want_spin = false;   // a monitor stage follows the spin: the spin stays short
+	std::printf("futex wake-up to the sleeper running: %.1f us%s\n", ev.futex_wake.ns / 1000,
+		    ev.want_spin ? "" : " (a monitor stage follows the spin: spin budget not set)");
+
+	Rules rules;
+	rules.noise_limit = cfg.noise_limit;
+	Profile p = decide(ev, rules);
+	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
+		    p.noise_max * 100, cfg.noise_limit * 100);
+	if (!cfg.plot.empty())
+		plot(cfg.plot, ev.movsb, ev.stosb, title);
+	if (p.too_noisy) {
+		std::fflush(stdout);
+		std::fprintf(stderr, "uarch-tune: too noisy to decide: median spread of repeated medians %.1f%% > limit %.1f%%; no profile written\n",
+			     p.noise * 100, cfg.noise_limit * 100);
+		return 2;
+	}
+	std::string prof = profile_string(p);
+	std::printf("profile:\nUARCH_TUNABLES=%s\n", prof.c_str());
+	if (!cfg.output.empty()) {
+		char when[64];
+		time_t now = time(nullptr);
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+		char noise[96];
+		std::snprintf(noise, sizeof noise, "noise %.1f%% (median spread of repeated medians)", p.noise * 100);
+		std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") + " on " + title + ", " + when +
+				   ", " + noise + "\n" + prof + "\n";
+		write_atomically(cfg.output, text, cfg.install);
+		std::printf("written to %s\n", cfg.output.c_str());
+	}
+	return 0;
+}

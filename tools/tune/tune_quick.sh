@@ -1,0 +1,51 @@
+#!/bin/bash
+# uarch-tune --quick, as a test: it writes a profile (under the build
+# directory, never the system's) that uarch-info --profile then reports as
+# applied, value by value; or, when this machine is too noisy to decide, it
+# declines with one line on stderr, exit status 2 and no file. Bad
+# arguments: one line, exit status 2.
+# usage: tune_quick.sh UARCH_TUNE UARCH_INFO OUTDIR
+tune=$1 info=$2 dir=$3
+fail=0
+. "$(dirname "$0")/../../tests/one_line_error.sh"
+
+expect_error "unknown argument" "$tune" --bogus
+expect_error "--output without a value" "$tune" --output
+expect_error "--noise-limit not a number" "$tune" --noise-limit x
+expect_error "--install and --output" "$tune" --install --output "$dir/x"
+
+mkdir -p "$dir"
+out=$dir/tune-quick.profile
+rm -f "$out"
+# A busy 2-CPU build machine: allow 25% spread of repeated medians (the
+# decision needs only the margins between candidates, 1.2-2x here).
+"$tune" --quick --noise-limit 25 --output "$out" >"$dir/tune-quick.stdout" 2>"$dir/tune-quick.stderr"
+rc=$?
+cat "$dir/tune-quick.stdout"
+err=$(cat "$dir/tune-quick.stderr")
+if [ $rc -eq 2 ]; then
+  if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ] || ! printf '%s' "$err" | grep -q "too noisy"; then
+    echo "FAIL declined without the one noise line: [$err]"; fail=1
+  elif [ -e "$out" ]; then
+    echo "FAIL declined but wrote $out"; fail=1
+  else
+    echo "ok   declined as too noisy: $err"
+  fi
+  exit $fail
+fi
+if [ $rc -ne 0 ] || [ -n "$err" ]; then
+  echo "FAIL uarch-tune --quick: exit $rc, stderr [$err]"; exit 1
+fi
+grep -q '^rep_movsb_threshold=' "$out" || { echo "FAIL no profile line in $out"; cat "$out"; exit 1; }
+[ "$(stat -c %a "$out")" = 644 ] || { echo "FAIL $out is not mode 644"; fail=1; }
+ls "$dir" | grep -q 'tune-quick.profile.tmp' && { echo "FAIL a temporary file was left"; fail=1; }
+shown=$("$info" --profile "$out")
+echo "$shown"
+printf '%s\n' "$shown" | grep -q "^profile .*$out: applied" || { echo "FAIL uarch-info does not report the profile applied"; fail=1; }
+# Every entry of the profile shows as applied, from the profile.
+for entry in $(grep -v '^#' "$out" | tr ':' ' '); do
+  printf '%s\n' "$shown" | grep -q "applied   $entry   (profile)" || { echo "FAIL $entry not reported applied from the profile"; fail=1; }
+done
+printf '%s\n' "$shown" | grep -q "rep movsb .*(profile)" || { echo "FAIL the rep movsb window is not from the profile"; fail=1; }
+[ $fail = 0 ] && echo "ok   profile written and reported"
+exit $fail
