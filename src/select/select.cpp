@@ -75,21 +75,20 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 {
 	uint64_t vec = mem == Impl::avx512 ? 64 : mem == Impl::avx2 ? 32 : 16;
 
-	// Non-temporal stores: 3/4 of this thread's share of the L3, as glibc
-	// 2.36's dl-cacheinfo.h derives it (the L3 divided by the threads that
-	// share it): the copy would otherwise evict the cache of every other
-	// thread on that L3. Two guards keep it sensible on all 19 CPUID dumps:
-	// - sharing unknown (a guest's CPUID may not say; the Zen 5 KVM guest
-	//   measured below says neither, and reports a 508 MiB L3, its host's
-	//   CCX caches together): the share is taken as twice the L2, which is
-	//   what Zen 1 and Genoa report (Milan, Turin: 4x);
-	// - at least the L2: a copy that fits the core's own L2 evicts nothing
-	//   from the shared cache (ElkhartLake's CPUID counts 128 threads on a
-	//   4 MiB L3: 24 KiB otherwise).
-	// No L3: 3x the L2, as before.
+	// Non-temporal stores from a quarter of the L3 this core shares (per
+	// CCX on AMD, where CPUID reports the CCX's L3), as glibc has derived
+	// it since 2.38 (and Debian's 2.36 does on the Zen 5 guest below:
+	// 127 MiB of a reported 508 MiB). glibc 2.36 took 3/4 of this
+	// thread's share (the L3 divided by the threads sharing it), and so did
+	// this policy for a while: on the Zen 5 guest that put the threshold at
+	// 1.5 MiB, and uarch-bench mem's 4 MiB copies then ran 0.44-0.90x
+	// glibc's in four runs (streaming stores made a copy whose buffers fit
+	// the L3 go to memory). A quarter of the L3 keeps a copy from evicting
+	// most of the cache and lets one that fits stay there. At least the L2:
+	// a copy that fits the core's own L2 evicts nothing shared. No L3: 3x
+	// the L2.
 	uint64_t l2 = c.cache.l2 ? c.cache.l2 : 256u << 10;
-	uint64_t share = !c.cache.l3 ? l2 * 4 : c.cache.l3_sharing ? c.cache.l3 / c.cache.l3_sharing : l2 * 2;
-	t->nt_min = share / 4 * 3;
+	t->nt_min = c.cache.l3 ? uint64_t(c.cache.l3) / 4 : l2 * 3;
 	if (t->nt_min < l2)
 		t->nt_min = l2;
 
@@ -117,8 +116,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// 47 ns against 88 ns) and is level with it or ahead up to 16 MiB;
 		// past the L3 rep stosb wins (64 MiB: the loop takes 1.6-1.8x as
 		// long, it pays a read for ownership per line). So rep stosb only
-		// from 3/4 of the whole L3 (the non-temporal threshold before it
-		// became the per-thread share).
+		// from 3/4 of the whole L3.
 		if (c.zen == Zen::zen3 && !c.has(f_fsrs))
 			t->stosb_min = c.cache.l3 ? uint64_t(c.cache.l3) / 4 * 3 : t->nt_min;
 		// Zen 5 (family 0x1a; EPYC "Turin-like" KVM guest, AVX-512, ERMS,
@@ -134,9 +132,10 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// streaming fill from 1.5 MiB, uarch-bench mem against glibc's
 		// rep stosb: 16 MiB 1.05-1.27x, but 4 MiB 0.69-0.91x and 64 MiB
 		// 0.72x: this CPU's rep stosb already avoids the reads for
-		// ownership). NT copies: 1 MiB 0.94x
-		// of the cached loop, 2 MiB 1.16x, 8 MiB 1.36x: the 1.5 MiB that
-		// the rule above gives here lies between. Zen 4 is not measured
+		// ownership). NT copies of a cold buffer: 1 MiB 0.94x of the
+		// cached loop, 2 MiB 1.16x, 8 MiB 1.36x; of buffers that stay in
+		// the L3, 0.44-0.90x at 4 MiB (see the non-temporal rule above).
+		// Zen 4 is not measured
 		// (its L1d is 32 KiB, where the 32 KiB cliff may move): glibc's.
 		if (c.zen == Zen::zen5 && !c.has(f_fsrs)) {
 			t->movsb_min = 32u << 10;
