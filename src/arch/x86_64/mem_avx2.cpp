@@ -28,6 +28,7 @@ struct Ymm {
 	static UARCH_INLINE void store(char *p, T v) { _mm256_storeu_si256(reinterpret_cast<T *>(p), v); }
 	static UARCH_INLINE void store_aligned(char *p, T v) { _mm256_store_si256(reinterpret_cast<T *>(p), v); }
 	static UARCH_INLINE void stream(char *p, T v) { _mm256_stream_si256(reinterpret_cast<T *>(p), v); }
+	static UARCH_INLINE T splat(uint64_t c8) { return _mm256_set1_epi8(char(c8)); }
 };
 
 // Size classes (each branch is taken for a whole range, so a fixed size
@@ -92,7 +93,7 @@ UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx2(void *dst, int c, size_t n)
 	else if (n < mem_params.stosb_min)
 		set_fwd_loop<Ymm>(d, v, n);   // below the rep stosb window: no call
 	else
-		set_large<Ymm>(d, v, uint8_t(c), n, mem_params);
+		set_large<Ymm>(d, uint8_t(c), n, mem_params);
 	return dst;
 }
 

@@ -22,6 +22,7 @@ struct Zmm {
 	static UARCH_INLINE void store(char *p, T v) { _mm512_storeu_si512(p, v); }
 	static UARCH_INLINE void store_aligned(char *p, T v) { _mm512_store_si512(p, v); }
 	static UARCH_INLINE void stream(char *p, T v) { _mm512_stream_si512(reinterpret_cast<T *>(p), v); }
+	static UARCH_INLINE T splat(uint64_t c8) { return _mm512_set1_epi8(char(c8)); }
 };
 
 // n <= 64: bytes [0, min(n,32)) through the low mask, [32, n) through the high.
@@ -81,7 +82,7 @@ UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx512(void *dst, int c, size_t n)
 	else if (n <= 512)
 		set_head_tail<Zmm, 4>(d, v, n);
 	else
-		set_large<Zmm>(d, v, uint8_t(c), n, mem_params);
+		set_large<Zmm>(d, uint8_t(c), n, mem_params);
 	return dst;
 }
 

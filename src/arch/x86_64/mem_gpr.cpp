@@ -64,6 +64,6 @@ UARCH_MEM_ENTRY void *uarch_x86_64_memset_gpr(void *dst, int c, size_t n)
 	if (n <= 64)
 		set_head_tail<B8, 4>(d, v, n);
 	else
-		set_large<B8>(d, v, uint8_t(c), n, mem_params);
+		set_large<B8>(d, uint8_t(c), n, mem_params);
 	return dst;
 }

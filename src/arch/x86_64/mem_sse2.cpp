@@ -16,6 +16,7 @@ struct Xmm {
 	static UARCH_INLINE void store(char *p, T v) { _mm_storeu_si128(reinterpret_cast<T *>(p), v); }
 	static UARCH_INLINE void store_aligned(char *p, T v) { _mm_store_si128(reinterpret_cast<T *>(p), v); }
 	static UARCH_INLINE void stream(char *p, T v) { _mm_stream_si128(reinterpret_cast<T *>(p), v); }
+	static UARCH_INLINE T splat(uint64_t c8) { return _mm_set1_epi8(char(c8)); }
 };
 
 // Size classes: [16,64] on the fall-through path, [4,16) [0,4) (64,128]
@@ -71,6 +72,6 @@ UARCH_MEM_ENTRY void *uarch_x86_64_memset_sse2(void *dst, int c, size_t n)
 	if (n <= 128)
 		set_head_tail<Xmm, 4>(d, v, n);
 	else
-		set_large<Xmm>(d, v, uint8_t(c), n, mem_params);
+		set_large<Xmm>(d, uint8_t(c), n, mem_params);
 	return dst;
 }
