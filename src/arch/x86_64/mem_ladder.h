@@ -105,7 +105,7 @@ template <class T>
 UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 {
 	if constexpr (T::masked_small) {
-		if (__builtin_expect(n <= 64, 1)) {
+		if (n <= 64) {   // no hint: gcc then puts (64,128] on the fall-through path
 			T::set_masked_64(d, uint8_t(c), n);
 			return d;
 		}
