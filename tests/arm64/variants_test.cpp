@@ -5,7 +5,9 @@
 // buffers flush against PROT_NONE pages, and the AmpereOne copy around its
 // threshold with the threshold and prefetch distance moved. Against byte
 // loops. (tests/mem runs the general checkasm-style suite over the same
-// variants; this adds what is specific to the arm64 code.)
+// variants; this adds what is specific to the arm64 code.) Every call goes
+// through the checked-call trampoline: x19-x28, x29, d8-d15 and sp must
+// come back unchanged.
 //
 // One instance per variant: Arm64/VariantTest.<test>/asimd|ampereone|mops,
 // Arm64/SetTest.Memset/asimd|mops, AmpereOneTest.Thresholds. A variant this
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 #include "arch/aarch64/mem.h"
+#include "checked_call.h"
 #include "generic/params.h"
 #include "dispatch/state.h"
 #include "probe/cpu.h"
@@ -130,6 +133,9 @@ protected:
 		g_ran++;
 	}
 
+	// The name a checked call reports.
+	virtual const char *variant() const { return GetParam().name; }
+
 	// n bytes from s to d (disjoint), 64 sentinel bytes each side of d where
 	// the buffer allows; false after a failure message.
 	bool copy_ok(CopyFn fn, const char *what, const Guarded &db, char *d, const char *s, size_t n)
@@ -138,7 +144,7 @@ protected:
 		memset(w0, 0xa5, size_t(w1 - w0));
 		std::vector<char> want(w0, w1);
 		ref_move(want.data() + (d - w0), s, n);
-		void *r = fn(d, s, n);
+		void *r = checked::checked_call(variant(), what, n, fn, d, s, n);
 		if (r != d || memcmp(w0, want.data(), size_t(w1 - w0))) {
 			size_t at = 0;
 			while (at < size_t(w1 - w0) && w0[at] == want[at])
@@ -157,7 +163,7 @@ protected:
 		memset(w0, 0xa5, size_t(w1 - w0));
 		std::vector<char> want(w0, w1);
 		ref_set(want.data() + (d - w0), c, n);
-		void *r = GetParam().memset_fn(d, c, n);
+		void *r = checked::checked_call(GetParam().name, "memset", n, GetParam().memset_fn, d, c, n);
 		if (r != d || memcmp(w0, want.data(), size_t(w1 - w0))) {
 			ADD_FAILURE() << "memset c=" << c << " n=" << n << " dst%16=" << (uintptr_t(d) & 15);
 			return false;
@@ -171,7 +177,7 @@ protected:
 		fill(buf.data(), buf.size(), uint32_t(so * 31 + dof * 7 + n));
 		std::vector<char> want(buf);
 		ref_move(want.data() + dof, want.data() + so, n);
-		void *r = fn(buf.data() + dof, buf.data() + so, n);
+		void *r = checked::checked_call(variant(), what, n, fn, buf.data() + dof, buf.data() + so, n);
 		if (r != buf.data() + dof || buf != want) {
 			size_t at = 0;
 			while (at < buf.size() && buf[at] == want[at])
@@ -279,6 +285,7 @@ INSTANTIATE_TEST_SUITE_P(Arm64, SetTest, testing::Values(variants[0], variants[2
 class AmpereOneTest : public VariantTest {
 protected:
 	void SetUp() override { g_ran++; }
+	const char *variant() const override { return "ampereone"; }
 };
 
 // The AmpereOne copy with its prefetching loop moved to small sizes, so

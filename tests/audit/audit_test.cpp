@@ -555,6 +555,33 @@ TEST(Command, RepCountHeuristics)
 	EXPECT_EQ(count(totals_line(json), "rep_small"), 5u);
 }
 
+// A ymm/zmm0-15 write that reaches a ret or a tail jmp without vzeroupper.
+TEST(Command, MissingVzeroupper)
+{
+	FIXTURE(obj, "vzeroupper.o", "gcc");
+	const std::string json = json_of(obj);
+	const auto missing = [&](const char *f) { return count(function_line(json, f), "no_vzeroupper"); };
+	EXPECT_EQ(missing("ymm_ret"), 1u) << json;
+	EXPECT_EQ(missing("dirty_branch_back"), 1u);
+	EXPECT_EQ(missing("zmm_tail_jmp"), 1u);
+	EXPECT_EQ(missing("ymm_vzeroupper"), 0u);
+	EXPECT_EQ(missing("clean_block_after_dirty"), 0u);
+	EXPECT_EQ(missing("xmm_and_high_zmm"), 0u);
+	EXPECT_EQ(count(totals_line(json), "no_vzeroupper"), 3u);
+}
+
+// The library itself: every function that writes ymm/zmm clears the upper
+// state before it returns.
+TEST(Command, LibuarchHasNoMissingVzeroupper)
+{
+	const char *lib = std::getenv("AUDIT_LIBUARCH");
+	if (!lib || !fs::exists(lib)) GTEST_SKIP() << "AUDIT_LIBUARCH not set";
+	const std::string json = json_of(lib);
+	if (json.find("\"arch\": \"x86-64\"") == std::string::npos)
+		GTEST_SKIP() << "not an x86-64 library";
+	EXPECT_EQ(count(totals_line(json), "no_vzeroupper"), 0u) << json;
+}
+
 TEST(Command, Arm64PrefetchesAndBarriers)
 {
 	FIXTURE(obj, "arm64.o", "aarch64-linux-gnu-gcc");

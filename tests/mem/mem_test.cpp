@@ -1,7 +1,10 @@
 // checkasm-style tests of every memcpy/memmove/memset variant this
 // architecture has, against the byte loops in ref.cpp. One instance per
 // variant (Variants/MemTest.Copy/avx2); variants this CPU cannot run are
-// skipped by name with the features it lacks. "bound" is the exported
+// skipped by name with the features it lacks. Every call goes through the
+// checked-call trampoline (tests/checked_call): a variant that clobbers a
+// callee-saved register or returns with dirty upper vector state fails
+// with its name, op and size. "bound" is the exported
 // uarch_memcpy/memmove/memset of libuarch.so, whatever it bound to.
 #include <gtest/gtest.h>
 #include <stdint.h>
@@ -20,6 +23,7 @@
 #include "probe/cpu.h"
 #include "select/plan.h"
 #include "uarch.h"
+#include "checked_call.h"
 #include "ref.h"
 
 using namespace uarch;
@@ -164,9 +168,16 @@ protected:
 		g_ran++;
 	}
 
-	// One copy of n bytes from s to d (disjoint, inside their buffers with
-	// their guards), with sentinels around d where the buffer has room.
-	// Returns false (after a failure message) on a wrong result.
+	// The variant's functions, through the checked call.
+	static void *copy(CopyFn fn, const char *what, void *d, const void *s, size_t n)
+	{
+		return checked::checked_call(GetParam().name.c_str(), what, n, fn, d, s, n);
+	}
+	static void *set(void *d, int c, size_t n)
+	{
+		return checked::checked_call(GetParam().name.c_str(), "memset", n, GetParam().memset_fn, d, c, n);
+	}
+
 	// One copy of n bytes from s to d (disjoint, inside their buffers with
 	// their guards), with sentinels around d where the buffer has room. For
 	// disjoint buffers the byte loop's result is src itself, so dst is
@@ -176,7 +187,7 @@ protected:
 	{
 		char *w0 = std::max(db.lo, d - slack), *w1 = std::min(db.hi, d + n + slack);
 		memset(w0, sentinel, size_t(w1 - w0));
-		void *r = fn(d, s, n);
+		void *r = copy(fn, what, d, s, n);
 		if (r != d) {
 			ADD_FAILURE() << what << " n=" << n << ": returned " << r << ", not dst " << (void *)d;
 			return false;
@@ -212,7 +223,7 @@ protected:
 		memset(w0, sentinel, wn);
 		exp_.assign(wn, char(sentinel));
 		ref_memset(exp_.data() + (d - w0), c, n);
-		void *r = GetParam().memset_fn(d, c, n);
+		void *r = set(d, c, n);
 		if (r != d) {
 			ADD_FAILURE() << "memset n=" << n << ": returned " << r << ", not dst " << (void *)d;
 			return false;
@@ -233,7 +244,7 @@ protected:
 		fill_pattern(buf, len, uint32_t(n + so * 7 + dof * 13));
 		exp_.assign(buf, buf + len);
 		ref_memmove(exp_.data() + dof, exp_.data() + so, n);
-		void *r = fn(buf + dof, buf + so, n);
+		void *r = copy(fn, what, buf + dof, buf + so, n);
 		long at = first_diff(buf, exp_.data(), len);
 		if (r != buf + dof || at >= 0) {
 			ADD_FAILURE() << what << " n=" << n << " dst-src=" << (long(dof) - long(so))
@@ -269,11 +280,11 @@ TEST_P(MemTest, ZeroSizeTouchesNothing)
 		       reinterpret_cast<char *>(uintptr_t(0xdead0000beef))};
 	for (char *d : bad)
 		for (char *s : bad) {
-			EXPECT_EQ(v.memcpy_fn(d, s, 0), d);
-			EXPECT_EQ(v.memmove_fn(d, s, 0), d);
+			EXPECT_EQ(copy(v.memcpy_fn, "memcpy", d, s, 0), d);
+			EXPECT_EQ(copy(v.memmove_fn, "memmove", d, s, 0), d);
 		}
 	for (char *d : bad)
-		EXPECT_EQ(v.memset_fn(d, 'x', 0), d);
+		EXPECT_EQ(set(d, 'x', 0), d);
 }
 
 // Every size 0..256, every dst and src alignment 0..63 (the full cross
@@ -424,10 +435,10 @@ TEST_P(MemTest, RandomDifferential)
 		void *r;
 		if (op == 2) {
 			int c = int(rng());
-			r = v.memset_fn(g.lo + d, c, n);
+			r = set(g.lo + d, c, n);
 			ref_memset(mirror.data() + d, c, n);
 		} else {
-			r = (op ? v.memmove_fn : v.memcpy_fn)(g.lo + d, g.lo + s, n);
+			r = copy(op ? v.memmove_fn : v.memcpy_fn, op ? "memmove" : "memcpy", g.lo + d, g.lo + s, n);
 			ref_memmove(mirror.data() + d, mirror.data() + s, n);
 		}
 		size_t w0 = d > 64 ? d - 64 : 0, w1 = std::min(arena, d + n + 64);
@@ -486,6 +497,7 @@ public:
 		// as the binder would set it.
 		Plan p = host_plan();
 		set_arch_params(p);
+		printf("mem: checked calls see %s\n", checked::coverage().c_str());
 		printf("mem: bound memcpy=%s memmove=%s memset=%s; movsb [%llu, %llu) stosb [%llu, %llu) nt_min %llu\n",
 		       uarch_impl("memcpy"), uarch_impl("memmove"), uarch_impl("memset"),
 		       (unsigned long long)p.mem.movsb_min, (unsigned long long)p.mem.movsb_max,

@@ -9,6 +9,8 @@
 // by their encoding.
 #include "classify.h"
 
+#include <set>
+
 #include <algorithm>
 
 #include <capstone/capstone.h>
@@ -23,7 +25,7 @@ constexpr std::array kX86Counters{
 	Counter::rep_small,   Counter::mfence,     Counter::lfence,     Counter::sfence,
 	Counter::lock_stack,  Counter::prefetcht0, Counter::prefetcht1, Counter::prefetcht2,
 	Counter::prefetchnta, Counter::prefetchw,  Counter::pause,      Counter::umwait,
-	Counter::tpause,      Counter::mwaitx};
+	Counter::tpause,      Counter::mwaitx,     Counter::no_vzeroupper};
 
 constexpr std::array kArm64Counters{Counter::prfm,    Counter::dmb,   Counter::dsb,
                                     Counter::wfe,     Counter::yield, Counter::mops_cpy,
@@ -155,8 +157,94 @@ bool stack_memory_operand(const cs_insn *i)
 	return false;
 }
 
-// Counts the x86-64 instructions in code[0..size); origin is the offset of
-// code[0] from the start of the function, for rep sites.
+// Does i write the upper half of ymm0-15 or zmm0-15 (what vzeroupper
+// clears; zmm16-31 have no SSE counterpart and are left aside)? An
+// operand whose access capstone does not know counts as written when it
+// is the destination (the first, in Intel order).
+bool writes_upper_vector(const cs_insn *i)
+{
+	const cs_x86 &x = i->detail->x86;
+	for (std::uint8_t k = 0; k < x.op_count; ++k) {
+		const cs_x86_op &o = x.operands[k];
+		if (o.type != X86_OP_REG) continue;
+		const bool upper = (o.reg >= X86_REG_YMM0 && o.reg <= X86_REG_YMM15) ||
+		                   (o.reg >= X86_REG_ZMM0 && o.reg <= X86_REG_ZMM15);
+		if (upper && ((o.access & CS_AC_WRITE) || (k == 0 && o.access == 0))) return true;
+	}
+	return false;
+}
+
+// The exits of code[0..size) (a function) that a path reaches with a
+// ymm/zmm0-15 register written and no vzeroupper/vzeroall since: a
+// forward data flow of one bit ("upper state dirty") over the decoded
+// instructions, joined at the targets of direct jumps inside the range,
+// repeated until nothing changes. An exit is a ret, or a jmp that leaves
+// the range or is indirect (a tail call). Limits: calls are taken to
+// return clean and are not followed; indirect jumps inside the function
+// (jump tables) are taken as exits; bytes that do not decode end the
+// fall-through path.
+std::uint64_t count_missing_vzeroupper(Disassembler &dis, const std::uint8_t *code, std::size_t size,
+                                       std::uint64_t addr)
+{
+	enum Kind : std::uint8_t { plain, writes, clears, exits, jump, branch };
+	struct Insn {
+		std::uint64_t at, target;
+		Kind kind;
+		bool falls_through;
+	};
+	std::vector<Insn> insns;
+	bool any_write = false;
+	for (std::size_t pos = 0; pos < size;) {
+		const cs_insn *i = dis.decode(code + pos, size - pos, addr + pos);
+		if (!i) {
+			if (!insns.empty()) insns.back().falls_through = false;
+			++pos;
+			continue;
+		}
+		Insn n{addr + pos, 0, plain, true};
+		const cs_x86 &x = i->detail->x86;
+		const bool direct = x.op_count == 1 && x.operands[0].type == X86_OP_IMM;
+		const std::uint64_t to = direct ? static_cast<std::uint64_t>(x.operands[0].imm) : 0;
+		const bool inside = direct && to >= addr && to < addr + size;
+		if (i->id == X86_INS_VZEROUPPER || i->id == X86_INS_VZEROALL) {
+			n.kind = clears;
+		} else if (writes_upper_vector(i)) {
+			n.kind = writes;
+			any_write = true;
+		} else if (dis.in_group(i, CS_GRP_RET) || (i->id == X86_INS_JMP && !inside)) {
+			n.kind = exits;
+			n.falls_through = false;
+		} else if (i->id == X86_INS_JMP) {
+			n.kind = jump;
+			n.target = to;
+			n.falls_through = false;
+		} else if (dis.in_group(i, CS_GRP_JUMP) && inside) {
+			n.kind = branch;   // jcc, loop, jrcxz
+			n.target = to;
+		}
+		insns.push_back(n);
+		pos += i->size;
+	}
+	if (!any_write) return 0;
+	std::set<std::uint64_t> dirty_targets;   // jumped to with dirty state
+	std::uint64_t missing = 0;
+	for (bool changed = true; changed;) {
+		changed = false;
+		missing = 0;
+		bool dirty = false, reachable_by_fall = false;
+		for (const Insn &n : insns) {
+			dirty = (reachable_by_fall && dirty) || dirty_targets.count(n.at);
+			if (n.kind == writes) dirty = true;
+			if (n.kind == clears) dirty = false;
+			if (n.kind == exits && dirty) ++missing;
+			if ((n.kind == jump || n.kind == branch) && dirty)
+				changed |= dirty_targets.insert(n.target).second;
+			reachable_by_fall = n.falls_through;
+		}
+	}
+	return missing;
+}
+
 void scan_x86(Disassembler &dis, const std::uint8_t *code, std::size_t size, std::uint64_t addr,
               std::uint64_t origin, Counts &c)
 {
@@ -230,6 +318,7 @@ void scan_x86(Disassembler &dis, const std::uint8_t *code, std::size_t size, std
 			++c[Counter::pause];
 		}
 		if (p.lock && stack_memory_operand(i)) ++c[Counter::lock_stack];
+
 
 		// Track a constant count in rcx for the next rep movs/stos.
 		if (rcx_constant(i, &rcx)) {
@@ -315,8 +404,10 @@ ObjectReport classify(const ElfObject &obj)
 		if (to <= from) return;
 		Counts &c = r.functions[key];
 		const std::uint8_t *code = sec.bytes.data() + from;
-		if (obj.arch == Arch::x86_64)
+		if (obj.arch == Arch::x86_64) {
 			scan_x86(dis, code, to - from, sec.addr + from, from - origin, c);
+			c[Counter::no_vzeroupper] += count_missing_vzeroupper(dis, code, to - from, sec.addr + from);
+		}
 		else
 			scan_arm64(dis, code, to - from, sec.addr + from, c);
 	};

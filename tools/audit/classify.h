@@ -28,6 +28,7 @@ enum class Counter : std::uint8_t {
 	lock_stack, // lock-prefixed operation whose memory operand is based on rsp
 	prefetcht0, prefetcht1, prefetcht2, prefetchnta, prefetchw,
 	pause, umwait, tpause, mwaitx,
+	no_vzeroupper, // a ret or tail jmp after a ymm/zmm0-15 write, no vzeroupper between
 	// aarch64
 	prfm,     // prfm and prfum
 	dmb, dsb, wfe, yield,
@@ -46,6 +47,7 @@ inline constexpr std::array<std::string_view, kNumCounters> kCounterNames{
 	"lock_stack",
 	"prefetcht0", "prefetcht1", "prefetcht2", "prefetchnta", "prefetchw",
 	"pause",      "umwait",     "tpause",     "mwaitx",
+	"no_vzeroupper",
 	"prfm",
 	"dmb",        "dsb",        "wfe",        "yield",
 	"mops_cpy",

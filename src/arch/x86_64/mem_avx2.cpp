@@ -1,7 +1,7 @@
-// AVX2 memcpy/memmove/memset: overlapping blocks chosen by few comparisons
-// for small sizes, everything in ymm registers up to 512 bytes (all loads
-// before all stores, so memmove needs no direction test there), and the
-// 4-vector loops of mem_blocks.h above.
+// AVX2 memcpy/memmove/memset: the ladder of mem_ladder.h with xmm blocks
+// for the small sizes ([16,64] branchless, VEX-128, which leaves the upper
+// state clean and needs no vzeroupper) and ymm above: (64,128] and
+// (128,256] in registers, the 4-ymm loops above.
 #include <immintrin.h>
 #include "arch/x86_64/mem.h"
 #if defined(__clang__)
@@ -10,6 +10,7 @@
 #pragma GCC target("avx2")
 #endif
 #include "arch/x86_64/mem_blocks.h"
+#include "arch/x86_64/mem_ladder.h"
 
 namespace uarch {
 namespace {
@@ -19,6 +20,7 @@ struct Xmm {
 	static constexpr size_t size = 16;
 	static UARCH_INLINE T load(const char *p) { return _mm_loadu_si128(reinterpret_cast<const T *>(p)); }
 	static UARCH_INLINE void store(char *p, T v) { _mm_storeu_si128(reinterpret_cast<T *>(p), v); }
+	static UARCH_INLINE T splat(uint64_t c8) { return _mm_set1_epi8(char(c8)); }
 };
 
 struct Ymm {
@@ -28,72 +30,34 @@ struct Ymm {
 	static UARCH_INLINE void store(char *p, T v) { _mm256_storeu_si256(reinterpret_cast<T *>(p), v); }
 	static UARCH_INLINE void store_aligned(char *p, T v) { _mm256_store_si256(reinterpret_cast<T *>(p), v); }
 	static UARCH_INLINE void stream(char *p, T v) { _mm256_stream_si256(reinterpret_cast<T *>(p), v); }
+	static UARCH_INLINE T splat(uint64_t c8) { return _mm256_set1_epi8(char(c8)); }
 };
 
-// Size classes (each branch is taken for a whole range, so a fixed size
-// predicts perfectly and a random size in 0..64 mispredicts about one
-// branch in three): [16,64] first, on the fall-through path (a taken
-// branch costs about a cycle here), then [4,16) [0,4) (64,128] (128,256]
-// (256,512] and the loops.
-UARCH_INLINE void *move(void *dst, const void *src, size_t n)
-{
-	char *d = static_cast<char *>(dst);
-	const char *s = static_cast<const char *>(src);
-	if (__builtin_expect(n - 16 <= 64 - 16, 1)) {
-		copy_4x_clamped<Xmm>(d, s, n);
-		return dst;
-	}
-	if (n < 16) {
-		if (n >= 4)
-			copy_4x_clamped<B4>(d, s, n);
-		else if (n)
-			copy_1_3(d, s, n);
-		return dst;
-	}
-	if (n <= 128)
-		copy_head_tail<Ymm, 2>(d, s, n);
-	else if (n <= 256)
-		copy_head_tail<Ymm, 4>(d, s, n);
-	else if (uintptr_t(d) - uintptr_t(s) >= n && n < mem_params.movsb_min && n <= mem_params.nt_min - 1)
-		copy_fwd_loop<Ymm, false>(d, s, n);   // forward-safe, below every window: no call
-	else
-		move_large<Ymm>(d, s, n, mem_params);
-	return dst;
-}
+struct Avx2 {
+	using Small = Xmm;
+	using V = Ymm;
+	static constexpr bool masked_small = false;
+	static constexpr size_t move_in_registers = 256;   // 8 ymm loads before the stores
+	static constexpr size_t set_in_registers = 256;
+	// The 4-ymm loop inline below the windows: no call for 257 B..2 KiB.
+	static constexpr bool inline_loop = true;
+};
 
 } // namespace
 } // namespace uarch
 
 using namespace uarch;
 
-UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx2(void *d, const void *s, size_t n) { return move(d, s, n); }
+UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx2(void *d, const void *s, size_t n)
+{
+	return ladder_move<Avx2>(static_cast<char *>(d), static_cast<const char *>(s), n);
+}
 // memcpy tolerates overlap: the same entry.
 void *uarch_x86_64_memcpy_avx2(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_avx2")));
 
-UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx2(void *dst, int c, size_t n)
+UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx2(void *d, int c, size_t n)
 {
-	char *d = static_cast<char *>(dst);
-	if (__builtin_expect(n - 16 <= 64 - 16, 1)) {   // [16,64]
-		set_4x_clamped<Xmm>(d, _mm_set1_epi8(char(c)), n);
-		return dst;
-	}
-	if (n < 16) {
-		if (n >= 4)
-			set_4x_clamped<B4>(d, uint32_t(splat8(c)), n);
-		else if (n)
-			set_1_3(d, uint8_t(c), n);
-		return dst;
-	}
-	__m256i v = _mm256_set1_epi8(char(c));
-	if (n <= 128)
-		set_head_tail<Ymm, 2>(d, v, n);
-	else if (n <= 256)
-		set_head_tail<Ymm, 4>(d, v, n);
-	else if (n < mem_params.stosb_min)
-		set_fwd_loop<Ymm>(d, v, n);   // below the rep stosb window: no call
-	else
-		set_large<Ymm>(d, v, uint8_t(c), n, mem_params);
-	return dst;
+	return ladder_set<Avx2>(static_cast<char *>(d), c, n);
 }
 
 #if defined(__clang__)

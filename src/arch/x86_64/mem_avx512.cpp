@@ -1,8 +1,10 @@
-// AVX-512 (F+BW+VL, BMI2) memcpy/memmove/memset: n <= 64 without a branch
-// on the size (two byte-masked ymm moves, the mask from bzhi: masked-off
-// bytes are neither read nor written and cannot fault, so n == 0 touches
-// nothing), zmm blocks all in registers up to 1 KiB, 4-zmm loops above.
-// ymm for the small sizes keeps them off the 512-bit frequency license.
+// AVX-512 (F+BW+VL, BMI2) memcpy/memmove/memset: the ladder of
+// mem_ladder.h with its one deliberate difference at the bottom: n <= 64
+// is a single branchless class (two byte-masked ymm moves, the mask from
+// bzhi: masked-off bytes are neither read nor written and cannot fault,
+// so n == 0 touches nothing). ymm there keeps the small sizes off the
+// 512-bit frequency license. zmm above: (64,1024] in registers for copies
+// (16 zmm loads before the stores), (64,512] for fills, 4-zmm loops above.
 #include <immintrin.h>
 #include "arch/x86_64/mem.h"
 #if defined(__clang__)
@@ -11,6 +13,7 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,bmi2")
 #endif
 #include "arch/x86_64/mem_blocks.h"
+#include "arch/x86_64/mem_ladder.h"
 
 namespace uarch {
 namespace {
@@ -22,67 +25,52 @@ struct Zmm {
 	static UARCH_INLINE void store(char *p, T v) { _mm512_storeu_si512(p, v); }
 	static UARCH_INLINE void store_aligned(char *p, T v) { _mm512_store_si512(p, v); }
 	static UARCH_INLINE void stream(char *p, T v) { _mm512_stream_si512(reinterpret_cast<T *>(p), v); }
+	static UARCH_INLINE T splat(uint64_t c8) { return _mm512_set1_epi8(char(c8)); }
 };
 
-// n <= 64: bytes [0, min(n,32)) through the low mask, [32, n) through the high.
-UARCH_INLINE void copy_masked_64(char *d, const char *s, size_t n)
-{
-	uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));
-	__mmask32 lo = __mmask32(m), hi = __mmask32(m >> 32);
-	__m256i a = _mm256_maskz_loadu_epi8(lo, s);
-	__m256i b = _mm256_maskz_loadu_epi8(hi, s + 32);
-	_mm256_mask_storeu_epi8(d, lo, a);
-	_mm256_mask_storeu_epi8(d + 32, hi, b);
-}
+struct Avx512 {
+	using V = Zmm;
+	static constexpr bool masked_small = true;
+	static constexpr size_t move_in_registers = 1024;
+	static constexpr size_t set_in_registers = 512;
+	// Inline, the 4-zmm loop makes gcc realign the stack for every size
+	// above 64 (a 64-byte-aligned frame for zmm spills): behind the call.
+	static constexpr bool inline_loop = false;
 
-UARCH_INLINE void *move(void *dst, const void *src, size_t n)
-{
-	char *d = static_cast<char *>(dst);
-	const char *s = static_cast<const char *>(src);
-	if (n <= 64)
-		copy_masked_64(d, s, n);
-	else if (n <= 128)
-		copy_head_tail<Zmm, 1>(d, s, n);
-	else if (n <= 256)
-		copy_head_tail<Zmm, 2>(d, s, n);
-	else if (n <= 512)
-		copy_head_tail<Zmm, 4>(d, s, n);
-	else if (n <= 1024)
-		copy_head_tail<Zmm, 8>(d, s, n);
-	else
-		move_large<Zmm>(d, s, n, mem_params);
-	return dst;
-}
+	// n <= 64: bytes [0, min(n,32)) through the low mask, [32, n) through the high.
+	static UARCH_INLINE void copy_masked_64(char *d, const char *s, size_t n)
+	{
+		uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));
+		__mmask32 lo = __mmask32(m), hi = __mmask32(m >> 32);
+		__m256i a = _mm256_maskz_loadu_epi8(lo, s);
+		__m256i b = _mm256_maskz_loadu_epi8(hi, s + 32);
+		_mm256_mask_storeu_epi8(d, lo, a);
+		_mm256_mask_storeu_epi8(d + 32, hi, b);
+	}
+	static UARCH_INLINE void set_masked_64(char *d, uint8_t c, size_t n)
+	{
+		uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));
+		__m256i v = _mm256_set1_epi8(char(c));
+		_mm256_mask_storeu_epi8(d, __mmask32(m), v);
+		_mm256_mask_storeu_epi8(d + 32, __mmask32(m >> 32), v);
+	}
+};
 
 } // namespace
 } // namespace uarch
 
 using namespace uarch;
 
-UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx512(void *d, const void *s, size_t n) { return move(d, s, n); }
+UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx512(void *d, const void *s, size_t n)
+{
+	return ladder_move<Avx512>(static_cast<char *>(d), static_cast<const char *>(s), n);
+}
 // memcpy tolerates overlap: the same entry.
 void *uarch_x86_64_memcpy_avx512(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_avx512")));
 
-UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx512(void *dst, int c, size_t n)
+UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx512(void *d, int c, size_t n)
 {
-	char *d = static_cast<char *>(dst);
-	if (n <= 64) {
-		uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));
-		__m256i v = _mm256_set1_epi8(char(c));
-		_mm256_mask_storeu_epi8(d, __mmask32(m), v);
-		_mm256_mask_storeu_epi8(d + 32, __mmask32(m >> 32), v);
-		return dst;
-	}
-	__m512i v = _mm512_set1_epi8(char(c));
-	if (n <= 128)
-		set_head_tail<Zmm, 1>(d, v, n);
-	else if (n <= 256)
-		set_head_tail<Zmm, 2>(d, v, n);
-	else if (n <= 512)
-		set_head_tail<Zmm, 4>(d, v, n);
-	else
-		set_large<Zmm>(d, v, uint8_t(c), n, mem_params);
-	return dst;
+	return ladder_set<Avx512>(static_cast<char *>(d), c, n);
 }
 
 #if defined(__clang__)

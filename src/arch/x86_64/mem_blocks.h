@@ -6,7 +6,8 @@
 // different targets never share (and never swap) a COMDAT copy.
 //
 // A block type B moves B::size bytes: load(p) -> B::T, store(p, v).
-// Vector types add store_aligned, stream and splat. Names say the size
+// Vector types add store_aligned, stream and splat (of the byte in the
+// low 8 bits of a splat8() word). Names say the size
 // precondition: copy_4x_clamped<B> needs B::size <= n <= 4 * B::size.
 //
 // Every copy block loads everything before it stores anything, so each is
@@ -329,13 +330,17 @@ UARCH_INLINE void set_fwd_loop_nt(char *d, typename V::T v, size_t n)
 	set_head_tail<V, 2>(end, v, 4 * w);
 }
 
-// memset for n > 4 * V::size.
+// memset for n > 4 * V::size. Takes the byte, not a vector: a noinline
+// function that receives a ymm/zmm argument is compiled with neither the
+// caller nor the callee owning the vzeroupper (gcc 12 emitted none, and
+// memset returned with dirty upper state from here).
 template <class V>
-__attribute__((noinline)) void set_large(char *d, typename V::T v, uint8_t c, size_t n, const MemParams &p)
+__attribute__((noinline)) void set_large(char *d, uint8_t c, size_t n, const MemParams &p)
 {
 	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
 		finish_mem_params();
 	constexpr size_t w = V::size;
+	typename V::T v = V::splat(splat8(c));
 	if (n >= p.stosb_min && n < p.stosb_max && n > 64) {
 		size_t skew = (0 - uintptr_t(d)) & 63;
 		for (size_t i = 0; i < 64; i += w)

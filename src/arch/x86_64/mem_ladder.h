@@ -1,0 +1,131 @@
+// The size-class ladder of the x86-64 memmove/memcpy/memset variants,
+// written once over an ISA's traits (after llvm-libc's inline_memcpy_x86).
+// Include it after mem_blocks.h, i.e. after the file's target pragma: each
+// variant instantiates it in its own translation unit, for its own ISA.
+//
+// Traits T give:
+//   Small       block of the branchless class [Small::size, 4 * Small::size]
+//               (copy_4x_clamped), the hot fall-through path
+//   V           vector of the head/tail classes and the loops
+//   masked_small  true: [0, 64] is one branchless masked class instead of
+//               Small and the byte classes below it (T::copy_masked_64,
+//               T::set_masked_64)
+//   move_in_registers, set_in_registers  the largest n kept in registers:
+//               the classes (b, 2b] from b = 4 * Small::size (64 when
+//               masked) up to that bound, each head_tail<V, b / V::size>,
+//               all loads before all stores (so memmove needs no direction
+//               test there)
+//   inline_loop  true: above the register classes, the V loop inline while
+//               below every rep movsb/stosb and non-temporal window (no
+//               call); false: always the noinline move_large / set_large
+// Above the register classes: move_large / set_large of mem_blocks.h
+// (noinline), or the loop inline first where T::inline_loop says so.
+//
+// vzeroupper is the compiler's: it clears the upper state on every path
+// out of a function that wrote a ymm/zmm register. gcc does so only with
+// -fexpensive-optimizations (-O2 and up): meson.build turns it on for
+// every build of the library, so that an -O1 build (the sanitizer tree)
+// is right too. (An explicit _mm256_zeroupper() here would be doubled by
+// gcc at -O2; '#pragma GCC optimize' made gcc split the 256-bit moves.)
+#pragma once
+
+namespace uarch {
+namespace {
+
+// Class (B, 2B] and the ones above it, up to T::move_in_registers.
+template <class T, size_t B>
+UARCH_INLINE void *move_from_class(char *d, const char *s, size_t n)
+{
+	using V = typename T::V;
+	if constexpr (2 * B <= T::move_in_registers) {
+		if (__builtin_expect(n <= 2 * B, 1)) {   // smaller sizes first, as callers see them
+			copy_head_tail<V, int(B / V::size)>(d, s, n);
+			return d;
+		}
+		return move_from_class<T, 2 * B>(d, s, n);
+	} else {
+		const MemParams &p = mem_params;
+		// Forward-safe (disjoint or d < s) and below every window: the
+		// loop inline. nt_min - 1: 0 (never) wraps to the largest size.
+		if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.movsb_min && n <= p.nt_min - 1)
+			copy_fwd_loop<V, false>(d, s, n);
+		else
+			move_large<V>(d, s, n, p);
+		return d;
+	}
+}
+
+template <class T>
+UARCH_INLINE void *ladder_move(char *d, const char *s, size_t n)
+{
+	if constexpr (T::masked_small) {
+		if (__builtin_expect(n <= 64, 1)) {
+			T::copy_masked_64(d, s, n);   // branchless, n == 0 touches nothing
+			return d;
+		}
+		return move_from_class<T, 64>(d, s, n);
+	} else {
+		using S = typename T::Small;
+		if (__builtin_expect(n - S::size <= 3 * S::size, 1)) {
+			copy_4x_clamped<S>(d, s, n);
+			return d;
+		}
+		if (n < S::size) {
+			if (n >= 4)
+				copy_4x_clamped<B4>(d, s, n);
+			else if (n)
+				copy_1_3(d, s, n);
+			return d;
+		}
+		return move_from_class<T, 4 * S::size>(d, s, n);
+	}
+}
+
+// v: the fill byte in every byte of V, splat once for all classes.
+template <class T, size_t B>
+UARCH_INLINE void *set_from_class(char *d, typename T::V::T v, uint8_t c, size_t n)
+{
+	using V = typename T::V;
+	if constexpr (2 * B <= T::set_in_registers) {
+		if (__builtin_expect(n <= 2 * B, 1)) {   // smaller sizes first, as callers see them
+			set_head_tail<V, int(B / V::size)>(d, v, n);
+			return d;
+		}
+		return set_from_class<T, 2 * B>(d, v, c, n);
+	} else {
+		if (T::inline_loop && n < mem_params.stosb_min)
+			set_fwd_loop<V>(d, v, n);   // below the rep stosb window
+		else
+			set_large<V>(d, c, n, mem_params);
+		return d;
+	}
+}
+
+template <class T>
+UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
+{
+	if constexpr (T::masked_small) {
+		if (n <= 64) {   // no hint: gcc then puts (64,128] on the fall-through path
+			T::set_masked_64(d, uint8_t(c), n);
+			return d;
+		}
+		return set_from_class<T, 64>(d, T::V::splat(splat8(c)), uint8_t(c), n);
+	} else {
+		using S = typename T::Small;
+		if (__builtin_expect(n - S::size <= 3 * S::size, 1)) {
+			set_4x_clamped<S>(d, S::splat(splat8(c)), n);
+			return d;
+		}
+		if (n < S::size) {
+			if (n >= 4)
+				set_4x_clamped<B4>(d, uint32_t(splat8(c)), n);
+			else if (n)
+				set_1_3(d, uint8_t(c), n);
+			return d;
+		}
+		return set_from_class<T, 4 * S::size>(d, T::V::splat(splat8(c)), uint8_t(c), n);
+	}
+}
+
+} // namespace
+} // namespace uarch
