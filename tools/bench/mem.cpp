@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "profile_replay.h"
 #include "uarch.h"
 
 namespace {
@@ -248,6 +249,7 @@ bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
 int bench_mem(int argc, char **argv)
 {
 	std::string csv, json, plot, stat = "median";
+	std::vector<std::string> profiles;   // --profile FILE: replay (profile_replay.cpp)
 	bool quick = false, has_min_time = false, has_reps = false;
 	std::vector<char *> args = {argv[0]};
 	for (int i = 1; i < argc; i++) {
@@ -266,6 +268,10 @@ int bench_mem(int argc, char **argv)
 		};
 		if (value("--csv", &csv) || value("--json", &json) || value("--plot", &plot))
 			continue;
+		if (std::string p; value("--profile", &p)) {
+			profiles.push_back(p);
+			continue;
+		}
 		if (a == "--min") {   // the table uses the fastest repetition
 			stat = "min";
 			continue;
@@ -303,6 +309,9 @@ int bench_mem(int argc, char **argv)
 	if (const char *p = getenv("LD_PRELOAD"))
 		if (strstr(p, "uarch"))
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
+
+	if (!profiles.empty())
+		return bench_mem_profiles(profiles, args);
 
 	g_copy[op_memcpy][0] = &::memcpy;
 	g_copy[op_memcpy][1] = &uarch_memcpy;
