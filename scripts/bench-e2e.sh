@@ -62,16 +62,23 @@ res, names = sys.argv[1], sys.argv[2:]
 def spread(xs):
     q = statistics.quantiles(xs, n=4) if len(xs) >= 4 else [min(xs), 0, max(xs)]
     return (q[2] - q[0]) / statistics.median(xs) * 100
-print(f"{'program':<22} {'runs':>5} {'plain s':>9} {'+-IQR%':>7} {'uarch s':>9} {'+-IQR%':>7} {'ratio':>7}")
+# wall: every run's wall time; cpu: each round's mean user + system time
+# (hyperfine reports CPU time per round, not per run), which other load on
+# a shared machine disturbs less than wall time.
+print(f"{'program':<22} {'runs':>5} {'plain s':>9} {'+-IQR%':>7} {'uarch s':>9} {'+-IQR%':>7} {'ratio':>7} {'cpu ratio':>10}")
 for n in names:
     t = {"plain": [], "uarch": []}
+    c = {"plain": [], "uarch": []}
     for f in glob.glob(f"{res}/{n}.*.json"):
         for r in json.load(open(f))["results"]:
             t[r["command"]] += r["times"]
+            c[r["command"]].append(r["user"] + r["system"])
     if not t["plain"] or not t["uarch"]:
         print(f"{n:<22} failed"); continue
     mp, mu = statistics.median(t["plain"]), statistics.median(t["uarch"])
-    print(f"{n:<22} {len(t['plain']):>5} {mp:>9.4f} {spread(t['plain']):>6.1f}% {mu:>9.4f} {spread(t['uarch']):>6.1f}% {mp / mu:>7.3f}")
+    cr = statistics.median(c["plain"]) / statistics.median(c["uarch"])
+    print(f"{n:<22} {len(t['plain']):>5} {mp:>9.4f} {spread(t['plain']):>6.1f}% {mu:>9.4f} {spread(t['uarch']):>6.1f}% {mp / mu:>7.3f} {cr:>10.3f}")
+print("ratio = median wall time without / with (> 1: faster with uarch); cpu ratio: the same for user+system time")
 try:
     rows = [l.split() for l in open(f"{res}/redis.txt")]
 except OSError:
