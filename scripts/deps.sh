@@ -11,6 +11,7 @@ packages=(
   libelf-dev libcapstone-dev
   gnuplot-nox hyperfine valgrind strace binutils file gdb zlib1g-dev
   python3 libpython3.11-testsuite git sqlite3 nodejs gzip xz-utils zstd libcap2-bin
+  redis-server redis-tools
 )
 # Extra packages other scripts ask for: scripts/deps.sh EXTRA...
 packages+=("$@")

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "profile_replay.h"
 #include "report.h"
 #include "uarch.h"
 
@@ -296,12 +297,17 @@ int bench_mem(int argc, char **argv)
 {
 	report::Options o = report::parse(argc, argv);
 	std::string stat = o.min ? "min" : "median", preload;
+	std::vector<std::string> profiles;   // --profile FILE: replay (profile_replay.cpp)
 	bool quick = o.quick, has_min_time = false, has_reps = false;
 	std::vector<char *> args = {argv[0]};
 	for (size_t i = 1; i < o.rest.size(); i++) {
 		std::string a = o.rest[i];
-		if (a == "--preload" && i + 1 < o.rest.size()) {
-			preload = o.rest[++i];
+		if ((a == "--preload" || a == "--profile") && i + 1 < o.rest.size()) {
+			(a == "--preload" ? preload : profiles.emplace_back()) = o.rest[++i];
+			continue;
+		}
+		if (a.rfind("--profile=", 0) == 0) {
+			profiles.push_back(a.substr(10));
 			continue;
 		}
 		if (a.rfind("--preload=", 0) == 0) {
@@ -337,6 +343,9 @@ int bench_mem(int argc, char **argv)
 	if (const char *p = getenv("LD_PRELOAD"))
 		if (strstr(p, "uarch"))
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
+
+	if (!profiles.empty())
+		return bench_mem_profiles(profiles, args, o);
 
 	g_copy[op_memcpy][0] = &::memcpy;
 	g_copy[op_memcpy][1] = &uarch_memcpy;

@@ -1,0 +1,283 @@
+// libuarch_record.so: the C library's names, as in libuarch_preload.so, but
+// each call is counted (op, size, alignments, memmove overlap) before it
+// goes to the bound variant. uarch-prof preloads it and reads the files it
+// leaves: one per process, written at exit to $UARCH_PROF_OUT<pid>.uprof.
+//
+// Hot path: one initial-exec TLS load of the thread's block and plain
+// increments in it; no locks, no atomics. A thread's first call claims a
+// block from a fixed static pool with one atomic add; threads beyond the
+// pool share an overflow block and count into it with atomic adds.
+// No heap, no stdio: the file is written with raw system calls.
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include "dispatch/bind.h"
+#include "sys/sys.h"
+#include "preload/record_format.h"
+
+namespace {
+
+using namespace uarch::prof;
+
+struct Block {
+	Counts c;
+	bool shared;                 // the overflow block: atomic adds
+};
+
+// 128 blocks of ~100 KiB: 13 MiB of zero pages reserved, touched only as
+// threads count into them.
+constexpr uint32_t pool_blocks = 128;
+Block pool[pool_blocks + 1];     // the last one is the overflow block
+uint32_t pool_used;              // blocks handed out (may exceed pool_blocks)
+__thread Block *tls_block __attribute__((tls_model("initial-exec")));
+
+char out_prefix[4096];           // from UARCH_PROF_OUT at load; empty: write nothing
+bool written;
+
+__attribute__((noinline)) Block *claim()
+{
+	uint32_t i = __atomic_fetch_add(&pool_used, 1, __ATOMIC_RELAXED);
+	Block *b;
+	if (i < pool_blocks) {
+		b = &pool[i];
+	} else {
+		b = &pool[pool_blocks];
+		b->shared = true;
+	}
+	tls_block = b;
+	return b;
+}
+
+inline void add(uint64_t *p, bool shared)
+{
+	if (__builtin_expect(shared, 0))
+		__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+	else
+		++*p;
+}
+
+inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
+{
+	Block *b = tls_block;
+	if (__builtin_expect(!b, 0))
+		b = claim();
+	bool sh = b->shared;
+	OpCounts &o = b->c.op[op];
+	add(&b->c.entry[e], sh);
+	uint32_t slot = size_slot(n);
+	add(&o.size[slot], sh);
+	if (slot > exact_max) {
+		if (sh)
+			__atomic_fetch_add(&o.big_bytes, n, __ATOMIC_RELAXED);
+		else
+			o.big_bytes += n;
+	}
+	uintptr_t di = uintptr_t(d), si = uintptr_t(s);
+	add(&o.dst_align[di & 63], sh);
+	if (op == p_memset)
+		return;
+	add(&o.src_align[si & 63], sh);
+	if (op == p_memmove) {
+		Overlap ov = di == si ? ov_same
+			: di < si ? (di + n > si ? ov_forward : ov_disjoint)
+				  : (si + n > di ? ov_backward : ov_disjoint);
+		add(&o.overlap[ov], sh);
+	}
+}
+
+#if defined(__x86_64__)
+enum : long { nr_write = 1, nr_getpid = 39 };
+#elif defined(__aarch64__)
+enum : long { nr_write = 64, nr_getpid = 172 };
+#endif
+
+bool write_all(long fd, const void *p, uint64_t n)
+{
+	const char *c = static_cast<const char *>(p);
+	while (n) {
+		long w = uarch::sys::call6(nr_write, fd, long(c), long(n));
+		if (w == -4)   // EINTR
+			continue;
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= uint64_t(w);
+	}
+	return true;
+}
+
+Counts merged;   // static: no heap, and too big for a thread's stack
+
+// Merges every block and writes the file. Called once per process, at
+// exit: threads still running may race with the reads, and such a count
+// is off by their last few calls at most.
+void write_profile()
+{
+	if (written || !out_prefix[0])
+		return;
+	written = true;
+	uint32_t used = __atomic_load_n(&pool_used, __ATOMIC_ACQUIRE);
+	uint32_t blocks = used < pool_blocks ? used : pool_blocks + 1;
+	uint64_t *m = reinterpret_cast<uint64_t *>(&merged);
+	constexpr size_t words = sizeof(Counts) / sizeof(uint64_t);
+	uint64_t threads = 0;
+	for (uint32_t i = 0; i < blocks; i++) {
+		const uint64_t *w = reinterpret_cast<const uint64_t *>(&pool[i].c);
+		uint64_t calls = 0;
+		for (uint32_t e = 0; e < entry_count; e++)
+			calls += pool[i].c.entry[e];
+		if (!calls)
+			continue;   // a thread that forked away, or reset in a child
+		threads += i == pool_blocks ? used - pool_blocks : 1;
+		for (size_t k = 0; k < words; k++)
+			m[k] += __atomic_load_n(&w[k], __ATOMIC_RELAXED);
+	}
+	Header h = {{'U', 'A', 'R', 'C', 'H', 'P', 'R', 'F'}, version, sizeof(Header), sizeof(Counts),
+		    fnv1a(&merged, sizeof(Counts)), 1, threads};
+
+	char path[sizeof out_prefix + 32];
+	size_t l = 0;
+	while (out_prefix[l] && l < sizeof out_prefix - 1) {
+		path[l] = out_prefix[l];
+		l++;
+	}
+	char digits[24];
+	int nd = 0;
+	for (uint64_t pid = uint64_t(uarch::sys::call6(nr_getpid)); pid || !nd; pid /= 10)
+		digits[nd++] = char('0' + pid % 10);
+	while (nd)
+		path[l++] = digits[--nd];
+	for (const char *x = ".uprof"; *x; x++)
+		path[l++] = *x;
+	path[l] = 0;
+	// O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644
+	long fd = uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(path),
+				    01 | 0100 | 01000 | 02000000, 0644);
+	if (fd < 0)
+		return;
+	if (write_all(fd, &h, sizeof h))
+		write_all(fd, &merged, sizeof merged);
+	uarch::sys::close(fd);
+}
+
+// In a fork child: the counts so far are the parent's. Zero them all; the
+// forking thread keeps its block, the others' stay empty.
+void reset_in_child()
+{
+	uint32_t used = pool_used < pool_blocks ? pool_used : pool_blocks + 1;
+	for (uint32_t i = 0; i < used; i++) {
+		uint64_t *w = reinterpret_cast<uint64_t *>(&pool[i].c);
+		for (size_t k = 0; k < sizeof(Counts) / sizeof(uint64_t); k++)
+			__atomic_store_n(&w[k], 0, __ATOMIC_RELAXED);
+	}
+	written = false;
+}
+
+extern "C" char **environ;
+
+__attribute__((constructor(102))) void record_init()
+{
+	const char *key = "UARCH_PROF_OUT=";
+	for (char **e = environ; e && *e; e++) {
+		const char *v = *e, *k = key;
+		while (*k && *v == *k)
+			v++, k++;
+		if (*k)
+			continue;
+		size_t l = 0;
+		while (v[l] && l < sizeof out_prefix - 1) {
+			out_prefix[l] = v[l];
+			l++;
+		}
+		out_prefix[l] = 0;
+		break;
+	}
+	pthread_atfork(nullptr, nullptr, reset_in_child);
+}
+
+__attribute__((destructor(102))) void record_fini() { write_profile(); }
+
+} // namespace
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+[[noreturn]] void __chk_fail(void);
+
+EXPORT void *memcpy(void *d, const void *s, size_t n)
+{
+	note(e_memcpy, p_memcpy, d, s, n);
+	return uarch::bound_memcpy(d, s, n);
+}
+
+EXPORT void *memmove(void *d, const void *s, size_t n)
+{
+	note(e_memmove, p_memmove, d, s, n);
+	return uarch::bound_memmove(d, s, n);
+}
+
+EXPORT void *memset(void *d, int c, size_t n)
+{
+	note(e_memset, p_memset, d, nullptr, n);
+	return uarch::bound_memset(d, c, n);
+}
+
+EXPORT void *mempcpy(void *d, const void *s, size_t n)
+{
+	note(e_mempcpy, p_memcpy, d, s, n);
+	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
+}
+
+EXPORT void *__mempcpy(void *d, const void *s, size_t n)
+{
+	note(e___mempcpy, p_memcpy, d, s, n);
+	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
+}
+
+EXPORT void bzero(void *d, size_t n)
+{
+	note(e_bzero, p_memset, d, nullptr, n);
+	uarch::bound_memset(d, 0, n);
+}
+
+EXPORT void explicit_bzero(void *d, size_t n)
+{
+	note(e_explicit_bzero, p_memset, d, nullptr, n);
+	uarch::bound_memset(d, 0, n);
+	__asm__ __volatile__("" :: "r"(d) : "memory");
+}
+
+EXPORT void *__memcpy_chk(void *d, const void *s, size_t n, size_t dstlen)
+{
+	if (__builtin_expect(dstlen < n, 0))
+		__chk_fail();
+	note(e___memcpy_chk, p_memcpy, d, s, n);
+	return uarch::bound_memcpy(d, s, n);
+}
+
+EXPORT void *__memmove_chk(void *d, const void *s, size_t n, size_t dstlen)
+{
+	if (__builtin_expect(dstlen < n, 0))
+		__chk_fail();
+	note(e___memmove_chk, p_memmove, d, s, n);
+	return uarch::bound_memmove(d, s, n);
+}
+
+EXPORT void *__memset_chk(void *d, int c, size_t n, size_t dstlen)
+{
+	if (__builtin_expect(dstlen < n, 0))
+		__chk_fail();
+	note(e___memset_chk, p_memset, d, nullptr, n);
+	return uarch::bound_memset(d, c, n);
+}
+
+EXPORT void *__mempcpy_chk(void *d, const void *s, size_t n, size_t dstlen)
+{
+	if (__builtin_expect(dstlen < n, 0))
+		__chk_fail();
+	note(e___mempcpy_chk, p_memcpy, d, s, n);
+	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
+}
+
+} // extern "C"

@@ -1,0 +1,91 @@
+/* A known pattern of memcpy/memmove/memset calls, for the recorder's exact
+ * profile test (prof_exact.py holds the same pattern as its expectation).
+ * Every call goes through a volatile pointer to the exported name, so the
+ * compiler neither inlines nor drops it.
+ *   pattern run    the calls, 3 extra threads, and a forked child
+ *   pattern exec   execs "pattern run" first (the recording follows exec) */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void *__memcpy_chk(void *, const void *, size_t, size_t);
+void *__memset_chk(void *, int, size_t, size_t);
+
+static void *(*volatile cpy)(void *, const void *, size_t) = memcpy;
+static void *(*volatile pcpy)(void *, const void *, size_t) = mempcpy;
+static void *(*volatile cpy_chk)(void *, const void *, size_t, size_t) = __memcpy_chk;
+static void *(*volatile mov)(void *, const void *, size_t) = memmove;
+static void *(*volatile set)(void *, int, size_t) = memset;
+static void *(*volatile set_chk)(void *, int, size_t, size_t) = __memset_chk;
+static void (*volatile zero)(void *, size_t) = bzero;
+static void (*volatile ezero)(void *, size_t) = explicit_bzero;
+
+static _Alignas(64) char a[1 << 15], b[1 << 15];
+
+static void *worker(void *arg)
+{
+	static _Alignas(64) char ta[3][512], tb[3][512];
+	int t = (int)(long)arg;
+	for (int i = 0; i < 1000; i++)
+		cpy(ta[t], tb[t] + 32, 256);
+	return 0;
+}
+
+static void run(void)
+{
+	static const size_t sizes[] = {0, 1, 7, 64, 4096, 4097, 10000};
+	for (int k = 0; k < 7; k++)
+		for (int i = 0; i <= k; i++)   /* size k-th: k+1 calls */
+			cpy(a + sizes[k] % 64, b + 3, sizes[k]);
+	for (int i = 0; i < 5; i++)
+		pcpy(a, b, 16);
+	for (int i = 0; i < 2; i++)
+		cpy_chk(a + 8, b + 8, 8, sizeof a);
+	for (int i = 0; i < 3; i++)
+		mov(a, b, 100);               /* disjoint */
+	for (int i = 0; i < 4; i++)
+		mov(a, a + 10, 50);           /* forward overlap */
+	for (int i = 0; i < 5; i++)
+		mov(a + 10, a, 50);           /* backward overlap */
+	for (int i = 0; i < 2; i++)
+		mov(a + 64, a + 64, 32);      /* same */
+	for (int i = 0; i < 6; i++)
+		set(a + 5, 1, 33);
+	for (int i = 0; i < 2; i++)
+		zero(a, 1000);
+	ezero(a + 1, 12);
+	set_chk(a + 2, 0, 20, sizeof a);
+
+	pthread_t th[3];
+	for (long t = 0; t < 3; t++)
+		if (pthread_create(&th[t], 0, worker, (void *)t))
+			exit(3);
+	for (int t = 0; t < 3; t++)
+		pthread_join(th[t], 0);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 7; i++)
+			set(a + 16, 2, 77);
+		exit(0);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		exit(4);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "exec")) {
+		execl("/proc/self/exe", argv[0], "run", (char *)0);
+		return 5;
+	}
+	if (argc > 1 && !strcmp(argv[1], "status"))
+		return 7;
+	run();
+	return 0;
+}

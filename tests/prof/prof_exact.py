@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The recorder's exact profile for tests/prof/pattern.c, through
+`uarch-prof report --json`; exec following; exit status passed through;
+bad output path, corrupt and truncated files: one line, exit status 2."""
+import json, os, subprocess, sys, tempfile
+
+prof, pattern, record_lib = sys.argv[1:4]
+env = dict(os.environ, UARCH_RECORD_LIB=os.path.abspath(record_lib))
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append(f"{what}: got {got!r}, want {want!r}")
+
+
+def expected():
+    sizes = {op: {} for op in ("memcpy", "memmove", "memset")}
+    dst = {op: [0] * 64 for op in sizes}
+    src = {op: [0] * 64 for op in sizes}
+    entries = {}
+
+    def call(entry, op, d, s, n, times):
+        entries[entry] = entries.get(entry, 0) + times
+        key = (n, n) if n <= 4096 else (1 << (n.bit_length() - 1), (2 << (n.bit_length() - 1)) - 1)
+        if n > 4096 and key[0] <= 4096:
+            key = (4097, key[1])
+        sizes[op][key] = sizes[op].get(key, 0) + times
+        dst[op][d % 64] += times
+        if op != "memset":
+            src[op][s % 64] += times
+
+    for k, n in enumerate([0, 1, 7, 64, 4096, 4097, 10000]):
+        call("memcpy", "memcpy", n % 64, 3, n, k + 1)
+    call("mempcpy", "memcpy", 0, 0, 16, 5)
+    call("__memcpy_chk", "memcpy", 8, 8, 8, 2)
+    call("memmove", "memmove", 0, 0, 100, 3)
+    call("memmove", "memmove", 0, 10, 50, 4)
+    call("memmove", "memmove", 10, 0, 50, 5)
+    call("memmove", "memmove", 0, 0, 32, 2)
+    call("memset", "memset", 5, 0, 33, 6)
+    call("bzero", "memset", 0, 0, 1000, 2)
+    call("explicit_bzero", "memset", 1, 0, 12, 1)
+    call("__memset_chk", "memset", 2, 0, 20, 1)
+    call("memcpy", "memcpy", 0, 32, 256, 3000)   # three threads
+    call("memset", "memset", 16, 0, 77, 7)       # the forked child
+    overlap = {"disjoint": 3, "forward": 4, "backward": 5, "same": 2}
+    return sizes, dst, src, entries, overlap
+
+
+def run_and_check(label, args):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "p.uprof")
+        r = subprocess.run([prof, "-o", out, "--", pattern] + args, env=env, capture_output=True, text=True)
+        check(f"{label}: exit status", r.returncode, 0)
+        check(f"{label}: stderr", r.stderr, "")
+        check(f"{label}: leftover part files", sorted(os.listdir(d)), ["p.uprof"])
+        rep = subprocess.run([prof, "report", "--json", out], capture_output=True, text=True)
+        check(f"{label}: report status", rep.returncode, 0)
+        j = json.loads(rep.stdout)
+        sizes, dst, src, entries, overlap = expected()
+        check(f"{label}: processes", j["processes"], 2)
+        check(f"{label}: threads", j["threads"], 5)
+        for e, n in j["entries"].items():
+            check(f"{label}: calls of {e}", n, entries.get(e, 0))
+        for op, o in j["ops"].items():
+            got = {(lo, hi): c for lo, hi, c in o["sizes"]}
+            check(f"{label}: {op} sizes", got, sizes[op])
+            check(f"{label}: {op} calls", o["calls"], sum(sizes[op].values()))
+            check(f"{label}: {op} dst_align", o["dst_align"], dst[op])
+            check(f"{label}: {op} src_align", o["src_align"], src[op])
+        check(f"{label}: memmove overlap", j["ops"]["memmove"]["overlap"], overlap)
+        check(f"{label}: memcpy bytes", j["ops"]["memcpy"]["bytes"],
+              sum(k * n for k, n in enumerate([0, 1, 7, 64, 4096, 4097, 10000], 1)) + 5 * 16 + 2 * 8 + 3000 * 256)
+        # The text report and the plot accept the same file.
+        txt = subprocess.run([prof, "report", out], capture_output=True, text=True)
+        check(f"{label}: text report status", txt.returncode, 0)
+        if "memmove" not in txt.stdout or "overlap: disjoint" not in txt.stdout:
+            failures.append(f"{label}: text report lacks memmove overlap: {txt.stdout}")
+        return open(out, "rb").read()
+
+
+def one_line_error(label, cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, **kw)
+    check(f"{label}: exit status", r.returncode, 2)
+    lines = r.stderr.splitlines()
+    if len(lines) != 1 or not lines[0].startswith("uarch-prof: "):
+        failures.append(f"{label}: want one uarch-prof line on stderr, got {r.stderr!r}")
+    return r
+
+
+data = run_and_check("run", ["run"])
+run_and_check("exec", ["exec"])
+
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "s.uprof")
+    r = subprocess.run([prof, "-o", out, "--", pattern, "status"], env=env, capture_output=True)
+    check("exit status passed through", r.returncode, 7)
+    # Bad output path: refused before the program runs (it would create this file).
+    marker = os.path.join(d, "ran")
+    one_line_error("unwritable output", [prof, "-o", os.path.join(d, "no/such/dir/x.uprof"), "--",
+                                         "sh", "-c", f": > {marker}"])
+    check("program not run after a bad output path", os.path.exists(marker), False)
+    for name, blob in [("truncated", data[: len(data) - 100]), ("corrupt", data[:200] + bytes([data[200] ^ 1]) + data[201:]),
+                       ("not a profile", b"hello\n"), ("empty", b"")]:
+        p = os.path.join(d, "bad.uprof")
+        open(p, "wb").write(blob)
+        one_line_error(f"report of a {name} file", [prof, "report", p])
+        one_line_error(f"json report of a {name} file", [prof, "report", "--json", p])
+    one_line_error("report of a missing file", [prof, "report", os.path.join(d, "missing")])
+    one_line_error("no program", [prof, "-o", out])
+
+for f in failures:
+    print("FAIL", f)
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,252 @@
+// uarch-bench mem --profile FILE...: each recorded op of each profile is
+// replayed as a batch of 65536 calls whose sizes, destination and source
+// alignments are drawn (seed 15, the same every run) from the profile's
+// distributions: sizes from the exact counts up to 4096 and uniformly
+// within a log2 bucket above (capped at 8 MiB); alignments independently
+// from their recorded shares modulo 64. Each call starts on a cache line
+// drawn from a 4 KiB window, plus its alignment; buffers are hot.
+// memmove is replayed on disjoint buffers (the recorded overlap shares are
+// in uarch-prof's report, not replayed).
+// Sides: the C library, uarch (the bound variant), and every variant of
+// the op that this CPU can run, called by name. Time: CPU time per call,
+// median of the repetitions, as in the other cases of uarch-bench mem.
+#include <benchmark/benchmark.h>
+#include <gnu/libc-version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <random>
+#include "bench.h"
+#include "dispatch/state.h"
+#include "profile.h"
+#include "profile_replay.h"
+#include "select/plan.h"
+#include "uarch.h"
+
+namespace {
+
+using namespace uarch::prof;
+using CopyFn = void *(*)(void *, const void *, size_t);
+using SetFn = void *(*)(void *, int, size_t);
+
+constexpr size_t kCalls = 1 << 16;
+constexpr uint64_t kCap = uint64_t(8) << 20;
+
+struct Replay {
+	std::string name;          // profile name
+	uint32_t op;
+	std::vector<uint32_t> size;
+	std::vector<uint32_t> doff, soff;
+	uint64_t bytes = 0;
+	char *dst = nullptr, *src = nullptr;
+};
+
+size_t draw(std::mt19937_64 &rng, const uint64_t *w, size_t n, uint64_t total)
+{
+	uint64_t r = rng() % total;
+	for (size_t i = 0; i < n; i++) {
+		if (r < w[i])
+			return i;
+		r -= w[i];
+	}
+	return n - 1;
+}
+
+bool build(Replay *rp, const OpCounts &o)
+{
+	uint64_t calls = 0, dtot = 0, stot = 0;
+	for (uint32_t i = 0; i < size_slots; i++)
+		calls += o.size[i];
+	for (int i = 0; i < 64; i++)
+		dtot += o.dst_align[i], stot += o.src_align[i];
+	if (!calls)
+		return false;
+	std::mt19937_64 rng(15);
+	uint64_t maxn = 0;
+	for (size_t k = 0; k < kCalls; k++) {
+		uint32_t slot = uint32_t(draw(rng, o.size, size_slots, calls));
+		uint64_t lo = slot_lo(slot), hi = std::min(slot_hi(slot), kCap);
+		uint64_t n = lo >= hi ? std::min(lo, kCap) : lo + rng() % (hi - lo + 1);
+		uint32_t line = uint32_t(rng() % 64) * 64;
+		uint32_t da = dtot ? uint32_t(draw(rng, o.dst_align, 64, dtot)) : 0;
+		uint32_t sa = stot ? uint32_t(draw(rng, o.src_align, 64, stot)) : 0;
+		rp->size.push_back(uint32_t(n));
+		rp->doff.push_back(line + da);
+		rp->soff.push_back(line + sa);
+		rp->bytes += n;
+		maxn = std::max(maxn, n);
+	}
+	size_t len = (maxn + 8192 + 4095) / 4096 * 4096;
+	// Two regions, src 1088 bytes past a page boundary from dst (as in the
+	// other cases: no 4 KiB aliasing between a load and a recent store).
+	size_t total = 2 * len + 4096 + 1088;
+	void *m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	rp->dst = static_cast<char *>(m);
+	rp->src = rp->dst + len + 1088;
+	memset(m, 1, total);
+	return true;
+}
+
+struct Side {
+	std::string name;
+	void *fn;
+};
+
+void run(benchmark::State &st, const Replay *rp, void *fn)
+{
+	const uint32_t *size = rp->size.data(), *doff = rp->doff.data(), *soff = rp->soff.data();
+	char *d = rp->dst;
+	const char *s = rp->src;
+	if (rp->op == p_memset) {
+		SetFn f = reinterpret_cast<SetFn>(fn);
+		benchmark::DoNotOptimize(f);
+		for (auto _ : st) {
+			for (size_t i = 0; i < kCalls; i++)
+				f(d + doff[i], int(i), size[i]);
+			benchmark::ClobberMemory();
+		}
+	} else {
+		CopyFn f = reinterpret_cast<CopyFn>(fn);
+		benchmark::DoNotOptimize(f);
+		for (auto _ : st) {
+			for (size_t i = 0; i < kCalls; i++)
+				f(d + doff[i], s + soff[i], size[i]);
+			benchmark::ClobberMemory();
+		}
+	}
+	st.SetItemsProcessed(int64_t(st.iterations() * kCalls));
+	st.SetBytesProcessed(int64_t(st.iterations() * rp->bytes));
+}
+
+// name "profile/<profile>/<op>/<side>" -> CPU ns per call (the median).
+class Collector : public report::Quiet {
+public:
+	std::map<std::string, double> ns;
+	std::string stat = "median";
+	void ReportRuns(const std::vector<Run> &runs) override
+	{
+		Quiet::ReportRuns(runs);
+		for (const Run &r : runs) {
+			if (r.error_occurred)
+				continue;
+			bool agg = r.run_type == Run::RT_Aggregate;
+			if (agg && r.aggregate_name != stat)
+				continue;
+			std::string key = r.run_name.function_name;
+			if (!agg && ns.count(key))
+				continue;
+			ns[key] = r.GetAdjustedCPUTime() / double(kCalls);
+		}
+	}
+};
+
+} // namespace
+
+int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *> args, const report::Options &o)
+{
+	static std::deque<Replay> replays;
+	std::map<uint32_t, std::vector<Side>> sides;
+	const uarch::Cpu &cpu = uarch::state().cpu;
+	for (uint32_t op = 0; op < p_op_count; op++) {
+		uarch::Op uop = uarch::Op(op);   // the recorder's ops are uarch's first three
+		if (op == p_memset)
+			sides[op] = {{"libc", reinterpret_cast<void *>(&::memset)}, {"uarch", reinterpret_cast<void *>(&uarch_memset)}};
+		else if (op == p_memmove)
+			sides[op] = {{"libc", reinterpret_cast<void *>(&::memmove)}, {"uarch", reinterpret_cast<void *>(&uarch_memmove)}};
+		else
+			sides[op] = {{"libc", reinterpret_cast<void *>(&::memcpy)}, {"uarch", reinterpret_cast<void *>(&uarch_memcpy)}};
+		for (int i = int(uarch::Impl::generic); i < int(uarch::Impl::count); i++) {
+			uarch::Impl impl = uarch::Impl(i);
+			void *fn = uarch::impl_fn(uop, impl);
+			if (!fn)
+				continue;
+			if (!uarch::impl_runs_on(uop, impl, cpu)) {
+				fprintf(stderr, "uarch-bench mem: %s variant %s skipped: this CPU cannot run it\n",
+					uarch::op_name(op), uarch::impl_name(impl));
+				continue;
+			}
+			sides[op].push_back({uarch::impl_name(impl), fn});
+		}
+	}
+	std::vector<std::string> order;
+	for (const std::string &path : files) {
+		Profile p;
+		std::string why;
+		if (!load(path, &p, &why)) {
+			fprintf(stderr, "uarch-bench mem: %s: %s\n", path.c_str(), why.c_str());
+			return 2;
+		}
+		std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+		if (name.size() > 6 && name.compare(name.size() - 6, 6, ".uprof") == 0)
+			name.resize(name.size() - 6);
+		for (uint32_t op = 0; op < p_op_count; op++) {
+			replays.push_back(Replay{});
+			Replay *rp = &replays.back();
+			rp->name = name;
+			rp->op = op;
+			if (!build(rp, p.counts.op[op])) {
+				replays.pop_back();
+				continue;
+			}
+			std::string base = std::string("profile/") + name + "/" + op_name(op);
+			order.push_back(base);
+			for (const Side &s : sides[op]) {
+				void *fn = s.fn;
+				benchmark::RegisterBenchmark((base + "/" + s.name).c_str(),
+					[rp, fn](benchmark::State &st) { run(st, rp, fn); });
+			}
+		}
+	}
+	int argc = int(args.size());
+	args.push_back(nullptr);
+	benchmark::Initialize(&argc, args.data());
+	if (benchmark::ReportUnrecognizedArguments(argc, args.data()))
+		return 2;
+	if (!report::check_outputs("uarch-bench mem", o))
+		return 2;
+	Collector rep;
+	rep.stat = o.min ? "min" : "median";
+	rep.show = o.rows;
+	benchmark::RunSpecifiedBenchmarks(&rep);
+	benchmark::Shutdown();
+
+	std::string title = "uarch-bench mem --profile on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
+			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
+			    " memset=" + uarch_impl("memset") +
+			    "\nratio = C library time / uarch time (> 1: uarch faster); replayed profiles, " + rep.stat +
+			    " of the repetitions";
+	report::Table t{"profiles", title, {"op", "case", "align", "libc_ns", "uarch_ns", "ratio"}, {}, {}};
+	report::Table v{"variants", "variants: C library time / variant time, per profile",
+			{"op", "case", "variant", "variant_ns", "ratio"}, {}, {}};
+	std::map<std::string, std::pair<double, int>> geo;
+	for (const std::string &base : order) {
+		size_t a = base.find('/'), b = base.rfind('/');
+		std::string name = base.substr(a + 1, b - a - 1), op = base.substr(b + 1);
+		double l = rep.ns[base + "/libc"], u = rep.ns[base + "/uarch"];
+		if (!(l > 0 && u > 0))
+			continue;
+		t.rows.push_back({op, name, "recorded", {l, 3}, {u, 3}, {l / u, 3}});
+		geo[op].first += std::log(l / u);
+		geo[op].second++;
+		uint32_t opi = op == "memcpy" ? p_memcpy : op == "memmove" ? p_memmove : p_memset;
+		for (size_t k = 2; k < sides[opi].size(); k++) {
+			double x = rep.ns[base + "/" + sides[opi][k].name];
+			if (x > 0)
+				v.rows.push_back({op, name, sides[opi][k].name, {x, 3}, {l / x, 3}});
+		}
+	}
+	report::Table g{"geomean", "geometric mean ratio per op over the profiles", {"op", "profiles", "ratio"}, {}, {}};
+	for (auto &[op, gm] : geo)
+		g.rows.push_back({op, {double(gm.second), 0}, {std::exp(gm.first / gm.second), 3}});
+	bool ok = report::emit("uarch-bench mem", o,
+			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
+				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", rep.stat}},
+			       {t, g, v});
+	return ok ? 0 : 1;
+}

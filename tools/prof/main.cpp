@@ -1,0 +1,364 @@
+// uarch-prof: record which memcpy/memmove/memset calls a program makes, and
+// report them.
+//   uarch-prof [-o FILE] -- PROGRAM ARGS...   run PROGRAM (and its children)
+//       under libuarch_record.so; each process leaves a file at exit; they
+//       are merged into FILE (default uarch.uprof). Exit status: PROGRAM's.
+//   uarch-prof report [--json] [--plot FILE.png] FILE...
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
+#include <string>
+#include <vector>
+#include "profile.h"
+
+using namespace uarch::prof;
+
+namespace {
+
+int fail(const std::string &msg)
+{
+	fprintf(stderr, "uarch-prof: %s\n", msg.c_str());
+	return 2;
+}
+
+int usage()
+{
+	printf("usage: uarch-prof [-o FILE] -- PROGRAM ARGS...\n"
+	       "       uarch-prof report [--json] [--plot FILE.png] FILE...\n"
+	       "Records the memcpy/memmove/memset calls of PROGRAM and its children\n"
+	       "(sizes, alignments, memmove overlap, threads) into FILE (default uarch.uprof).\n");
+	return 0;
+}
+
+bool exists(const std::string &p) { return access(p.c_str(), R_OK) == 0; }
+
+std::string record_library()
+{
+	if (const char *e = getenv("UARCH_RECORD_LIB"))
+		return e;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = 0;
+		std::string dir(self);
+		dir.erase(dir.rfind('/'));
+		// The build tree: tools/prof/uarch-prof beside libuarch_record.so two up.
+		if (exists(dir + "/../../libuarch_record.so"))
+			return dir + "/../../libuarch_record.so";
+	}
+	return UARCH_RECORD_INSTALLED;
+}
+
+int record(int argc, char **argv)
+{
+	std::string out = "uarch.uprof";
+	int i = 1;
+	for (; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "--") {
+			i++;
+			break;
+		}
+		if (a == "-o" && i + 1 < argc)
+			out = argv[++i];
+		else if (a.rfind("-o", 0) == 0 && a.size() > 2)
+			out = a.substr(2);
+		else if (a[0] != '-')
+			break;
+		else
+			return fail("unknown option '" + a + "' (--help for usage)");
+	}
+	if (i >= argc)
+		return fail("no program to run (uarch-prof [-o FILE] -- PROGRAM ARGS...)");
+	std::string lib = record_library();
+	if (!exists(lib))
+		return fail(lib + ": recording library not found (set UARCH_RECORD_LIB)");
+	// The output must be writable before the program runs.
+	int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(out + ": " + strerror(errno));
+	close(fd);
+	std::string parts = out + ".parts.XXXXXX";
+	if (!mkdtemp(parts.data()))
+		return fail(parts + ": " + strerror(errno));
+	// Absolute, so that a program that changes directory writes here too.
+	char *abs = realpath(parts.c_str(), nullptr);
+	std::string prefix = std::string(abs ? abs : parts.c_str()) + "/";
+	free(abs);
+	setenv("UARCH_PROF_OUT", prefix.c_str(), 1);
+	const char *pre = getenv("LD_PRELOAD");
+	std::string preload = lib + (pre && *pre ? std::string(":") + pre : "");
+	setenv("LD_PRELOAD", preload.c_str(), 1);
+
+	pid_t pid = fork();
+	if (pid < 0)
+		return fail(std::string("fork: ") + strerror(errno));
+	if (pid == 0) {
+		execvp(argv[i], argv + i);
+		fprintf(stderr, "uarch-prof: %s: %s\n", argv[i], strerror(errno));
+		_exit(127);
+	}
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+
+	Profile all{};
+	DIR *d = opendir(parts.c_str());
+	int files = 0;
+	if (d) {
+		while (dirent *e = readdir(d)) {
+			std::string name = e->d_name;
+			if (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0)
+				continue;
+			Profile p;
+			std::string why, path = parts + "/" + name;
+			if (load(path, &p, &why)) {
+				merge(&all, p);
+				files++;
+			} else {
+				fprintf(stderr, "uarch-prof: %s: %s (left out)\n", path.c_str(), why.c_str());
+			}
+			unlink(path.c_str());
+		}
+		closedir(d);
+	}
+	rmdir(parts.c_str());
+	std::string why;
+	if (!save(out, all, &why)) {
+		fprintf(stderr, "uarch-prof: %s: %s\n", out.c_str(), why.c_str());
+		return code ? code : 1;
+	}
+	if (!files)
+		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or ended by _exit/exec/a signal?)\n");
+	return code;
+}
+
+struct OpSummary {
+	uint64_t calls = 0, bytes = 0;
+};
+
+OpSummary summarize(const OpCounts &o)
+{
+	OpSummary s;
+	for (uint32_t i = 0; i < size_slots; i++)
+		s.calls += o.size[i];
+	for (uint32_t i = 0; i <= exact_max; i++)
+		s.bytes += o.size[i] * i;
+	s.bytes += o.big_bytes;
+	return s;
+}
+
+double pct(uint64_t a, uint64_t b) { return b ? 100.0 * double(a) / double(b) : 0.0; }
+
+// Share of calls whose address is a multiple of k (mod 64).
+double aligned_share(const uint64_t *align, uint64_t calls, uint32_t k)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < 64; i += k)
+		n += align[i];
+	return pct(n, calls);
+}
+
+const uint64_t cut_points[] = {0, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384, 65536, 1 << 20};
+
+void report_text(const Profile &p, size_t nfiles)
+{
+	const Counts &c = p.counts;
+	printf("profile: %zu file(s), %llu process(es), %llu thread(s)\n", nfiles,
+	       (unsigned long long)p.header.processes, (unsigned long long)p.header.threads);
+	printf("%-8s %14s %16s %12s\n", "op", "calls", "bytes", "mean bytes");
+	for (uint32_t op = 0; op < p_op_count; op++) {
+		OpSummary s = summarize(c.op[op]);
+		printf("%-8s %14llu %16llu %12.1f\n", op_name(op), (unsigned long long)s.calls,
+		       (unsigned long long)s.bytes, s.calls ? double(s.bytes) / double(s.calls) : 0.0);
+	}
+	for (uint32_t op = 0; op < p_op_count; op++) {
+		const OpCounts &o = c.op[op];
+		OpSummary s = summarize(o);
+		if (!s.calls)
+			continue;
+		printf("\n%s: %llu calls by name:", op_name(op), (unsigned long long)s.calls);
+		for (uint32_t e = 0; e < entry_count; e++)
+			if (entry_op(e) == op && c.entry[e])
+				printf(" %s %llu", entry_name(e), (unsigned long long)c.entry[e]);
+		printf("\n  cumulative share of calls by size:");
+		for (uint64_t cut : cut_points) {
+			uint64_t n = 0;
+			for (uint32_t i = 0; i < size_slots; i++)
+				if (slot_hi(i) <= cut)
+					n += o.size[i];
+			printf(" <=%llu %.1f%%", (unsigned long long)cut, pct(n, s.calls));
+		}
+		std::vector<std::pair<uint64_t, uint32_t>> top;
+		for (uint32_t i = 0; i < size_slots; i++)
+			if (o.size[i])
+				top.push_back({o.size[i], i});
+		std::sort(top.begin(), top.end(), [](auto &a, auto &b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+		printf("\n  top sizes:");
+		for (size_t k = 0; k < top.size() && k < 10; k++) {
+			uint32_t i = top[k].second;
+			if (i <= exact_max)
+				printf(" %u (%.1f%%)", i, pct(top[k].first, s.calls));
+			else
+				printf(" %llu-%llu (%.1f%%)", (unsigned long long)slot_lo(i), (unsigned long long)slot_hi(i),
+				       pct(top[k].first, s.calls));
+		}
+		printf("\n  dst aligned to 64/16/8: %.1f%% %.1f%% %.1f%%", aligned_share(o.dst_align, s.calls, 64),
+		       aligned_share(o.dst_align, s.calls, 16), aligned_share(o.dst_align, s.calls, 8));
+		if (op != p_memset)
+			printf("; src aligned to 64/16/8: %.1f%% %.1f%% %.1f%%", aligned_share(o.src_align, s.calls, 64),
+			       aligned_share(o.src_align, s.calls, 16), aligned_share(o.src_align, s.calls, 8));
+		if (op == p_memmove)
+			printf("\n  overlap: disjoint %.1f%%, forward %.1f%%, backward %.1f%%, same %.1f%%",
+			       pct(o.overlap[ov_disjoint], s.calls), pct(o.overlap[ov_forward], s.calls),
+			       pct(o.overlap[ov_backward], s.calls), pct(o.overlap[ov_same], s.calls));
+		printf("\n");
+	}
+}
+
+void json_array(const uint64_t *v, uint32_t n)
+{
+	printf("[");
+	for (uint32_t i = 0; i < n; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+	printf("]");
+}
+
+void report_json(const Profile &p, size_t nfiles)
+{
+	const Counts &c = p.counts;
+	printf("{\n  \"version\": %u, \"files\": %zu, \"processes\": %llu, \"threads\": %llu,\n  \"entries\": {", version,
+	       nfiles, (unsigned long long)p.header.processes, (unsigned long long)p.header.threads);
+	for (uint32_t e = 0; e < entry_count; e++)
+		printf("%s\"%s\": %llu", e ? ", " : "", entry_name(e), (unsigned long long)c.entry[e]);
+	printf("},\n  \"ops\": {\n");
+	for (uint32_t op = 0; op < p_op_count; op++) {
+		const OpCounts &o = c.op[op];
+		OpSummary s = summarize(o);
+		printf("    \"%s\": {\"calls\": %llu, \"bytes\": %llu,\n      \"sizes\": [", op_name(op),
+		       (unsigned long long)s.calls, (unsigned long long)s.bytes);
+		bool first = true;
+		for (uint32_t i = 0; i < size_slots; i++)
+			if (o.size[i]) {
+				printf("%s[%llu, %llu, %llu]", first ? "" : ", ", (unsigned long long)slot_lo(i),
+				       (unsigned long long)slot_hi(i), (unsigned long long)o.size[i]);
+				first = false;
+			}
+		printf("],\n      \"dst_align\": ");
+		json_array(o.dst_align, 64);
+		printf(",\n      \"src_align\": ");
+		json_array(o.src_align, 64);
+		printf(",\n      \"overlap\": {\"disjoint\": %llu, \"forward\": %llu, \"backward\": %llu, \"same\": %llu}}%s\n",
+		       (unsigned long long)o.overlap[ov_disjoint], (unsigned long long)o.overlap[ov_forward],
+		       (unsigned long long)o.overlap[ov_backward], (unsigned long long)o.overlap[ov_same],
+		       op + 1 < p_op_count ? "," : "");
+	}
+	printf("  }\n}\n");
+}
+
+bool plot(const Profile &p, const std::string &png, const std::string &title)
+{
+	char dir[] = "/tmp/uarch-prof-plot.XXXXXX";
+	if (!mkdtemp(dir))
+		return false;
+	std::string gp = std::string(dir) + "/plot.gp";
+	std::string cmds;
+	for (uint32_t op = 0; op < p_op_count; op++) {
+		const OpCounts &o = p.counts.op[op];
+		OpSummary s = summarize(o);
+		if (!s.calls)
+			continue;
+		std::string dat = std::string(dir) + "/" + op_name(op) + ".dat";
+		FILE *f = fopen(dat.c_str(), "w");
+		if (!f)
+			return false;
+		uint64_t n = 0;
+		for (uint32_t i = 0; i < size_slots; i++)
+			if (o.size[i]) {
+				n += o.size[i];
+				fprintf(f, "%llu %.6f\n", (unsigned long long)std::max<uint64_t>(slot_hi(i), 1), pct(n, s.calls));
+			}
+		fclose(f);
+		cmds += (cmds.empty() ? "plot " : ", ") + std::string("'") + dat + "' using 1:2 with steps lw 2 title '" +
+			op_name(op) + " (" + std::to_string(s.calls) + " calls)'";
+	}
+	FILE *f = fopen(gp.c_str(), "w");
+	if (!f)
+		return false;
+	fprintf(f, "set terminal pngcairo size 900,600\nset output '%s'\nset title '%s'\n"
+		   "set logscale x 2\nset xlabel 'size (bytes)'\nset ylabel 'calls <= size (%%)'\n"
+		   "set yrange [0:100]\nset grid\nset key bottom right\n%s\n",
+		png.c_str(), title.c_str(), cmds.empty() ? "plot 0 notitle" : cmds.c_str());
+	fclose(f);
+	int rc = system(("gnuplot '" + gp + "'").c_str());
+	system((std::string("rm -rf '") + dir + "'").c_str());
+	return rc == 0;
+}
+
+int report(int argc, char **argv)
+{
+	bool json = false;
+	std::string png;
+	std::vector<std::string> files;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "--json")
+			json = true;
+		else if (a == "--plot" && i + 1 < argc)
+			png = argv[++i];
+		else if (a.rfind("--plot=", 0) == 0)
+			png = a.substr(7);
+		else if (a.size() > 1 && a[0] == '-')
+			return fail("report: unknown option '" + a + "'");
+		else
+			files.push_back(a);
+	}
+	if (files.empty())
+		return fail("report: no profile given (uarch-prof report [--json] [--plot FILE.png] FILE...)");
+	Profile all{};
+	for (const std::string &f : files) {
+		Profile p;
+		std::string why;
+		if (!load(f, &p, &why))
+			return fail(f + ": " + why);
+		merge(&all, p);
+	}
+	if (json)
+		report_json(all, files.size());
+	else
+		report_text(all, files.size());
+	if (!png.empty()) {
+		std::string title = files.size() == 1 ? files[0] : std::to_string(files.size()) + " profiles";
+		size_t cut = title.rfind('/');
+		if (cut != std::string::npos)
+			title = title.substr(cut + 1);
+		if (!plot(all, png, "cumulative size distribution: " + title))
+			return fail(png + ": gnuplot failed");
+	}
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fail("what to run? uarch-prof [-o FILE] -- PROGRAM ARGS... (--help for usage)");
+	std::string a = argv[1];
+	if (a == "-h" || a == "--help")
+		return usage();
+	if (a == "report")
+		return report(argc - 1, argv + 1);
+	return record(argc, argv);
+}
