@@ -104,6 +104,11 @@ int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline) UARCH
 // that idle_wake knows whether a system call is needed. Returns 0 when the
 // value differs or a wake arrived (possibly spurious), ETIMEDOUT.
 int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns) UARCH_IDLE_HIDDEN;
+// The same with the sleeper counted in *sleepers; shared: without
+// FUTEX_PRIVATE_FLAG, so that a waker in another process (mapping the same
+// page) or another copy of the library meets this sleeper.
+int stage_futex_on(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns, uint32_t *sleepers,
+		   bool shared) UARCH_IDLE_HIDDEN;
 
 // ---- test hooks -------------------------------------------------------------
 // System calls made by the futex stage and by idle_wake. Incremented
@@ -115,5 +120,10 @@ struct Stats {
 Stats stats() UARCH_IDLE_HIDDEN;
 // Sleepers counted for addr's bucket right now.
 uint32_t sleepers(const uint32_t *addr) UARCH_IDLE_HIDDEN;
+// The spin budget learnt for addr (known == false: none yet, the cap), and
+// a reset of every learnt budget (tests that need the cap again).
+struct SpinState;
+SpinState learnt(const uint32_t *addr) UARCH_IDLE_HIDDEN;
+void forget_learnt() UARCH_IDLE_HIDDEN;
 
 } // namespace uarch::idle
