@@ -6,8 +6,9 @@
 // also b's first value. A wait spins for b, then goes on to the next
 // stages. Once it is over, its time t (start to return) moves b:
 //  - t <= b: the spin caught the change; b stays.
-//  - b < t <= cap: a spin at most the cap would have caught it; b doubles,
-//    to at least 2t (and at least grow_min_ns), and at most the cap.
+//  - b < t <= cap: a spin at most the cap would have caught it; b grows to
+//    2t (more than double: haltpoll's x2, aimed at the wait just seen), at
+//    least grow_min_ns and at most the cap.
 //  - t > cap: no allowed spin would have caught it; b halves, and falls to
 //    0 below shrink_floor_ns (a spin that short is worth nothing).
 // Since t after a sleep includes the kernel's wake-up latency (10 to 50 us
@@ -66,9 +67,7 @@ constexpr SpinState spin_learn(SpinState s, SpinPlan plan, WaitOutcome o, uint32
 	if (t <= b)
 		return n;
 	if (t <= cap_ns) {
-		uint64_t g = uint64_t(b) * 2;
-		g = g > 2 * t ? g : 2 * t;
-		g = g > grow_min_ns ? g : grow_min_ns;
+		uint64_t g = 2 * t > grow_min_ns ? 2 * t : grow_min_ns;
 		n.budget_ns = g < cap_ns ? uint32_t(g) : cap_ns;
 	} else {
 		n.budget_ns = b / 2 < shrink_floor_ns ? 0 : b / 2;
