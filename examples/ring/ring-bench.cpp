@@ -157,6 +157,7 @@ void add_barrier(std::vector<Combo> &v)
 {
 	v.push_back(combo<B, WaitUarch, CopyUarch>());
 	v.push_back(combo<B, WaitUarch, CopyLibc>());
+	v.push_back(combo<B, WaitUarchEager, CopyUarch>());
 	v.push_back(combo<B, WaitFutex, CopyUarch>());
 	v.push_back(combo<B, WaitFutex, CopyLibc>());
 	v.push_back(combo<B, WaitSpin, CopyUarch>());
@@ -232,7 +233,7 @@ void usage()
 		   "                  [--capacity C] [--mode burst|trickle|both] [--pause-us LIST]\n"
 		   "                  [--rounds R] [--combos axes|all] [--barrier LIST] [--wait LIST]\n"
 		   "                  [--copy LIST] [--cpus P,C] [--no-seed] [--verbose]\n"
-		   "  LISTs are comma-separated: barrier uarch,mfence,seq_cst; wait uarch,futex,spin;\n"
+		   "  LISTs are comma-separated: barrier uarch,mfence,seq_cst; wait uarch,eager,futex,spin;\n"
 		   "  copy uarch,libc. axes: the all-uarch row and each primitive swapped alone.\n"
 		   "  Unless --no-seed: seed 003's setup too (burst, both threads on CPU P, futex).\n",
 		   stdout);
@@ -445,9 +446,13 @@ int main(int argc, char **argv)
 	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *f = find(Mode::burst, "uarch", "futex", "uarch");
 	    u && f)
 		std::printf("wait, burst: uarch %.2fx the messages/s of futex-only\n", u->rate() / f->rate());
+	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *e = find(Mode::burst, "uarch", "eager", "uarch");
+	    u && e)
+		std::printf("wait, burst: uarch (batching poll) %.2fx the messages/s of eager (first slot ends the poll)\n",
+			    u->rate() / e->rate());
 	for (uint32_t pause : pauses) {
 		std::string line;
-		for (const char *w : {"uarch", "futex", "spin"})
+		for (const char *w : {"uarch", "eager", "futex", "spin"})
 			if (const Row *t = find(Mode::trickle, "uarch", w, "uarch", pause)) {
 				char buf[96];
 				std::snprintf(buf, sizeof buf, "%s%s %.0f%%", line.empty() ? "" : ", ", w,

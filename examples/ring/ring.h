@@ -102,14 +102,23 @@ struct WaitUarch { // a short poll, then uarch_idle_wait: spin, monitor-wait, fu
 	// pays for an announcement at every moment the consumer catches up:
 	// 0.63x the messages/s of spinning on Zen 3, 0.97x with 64 pauses.
 	static constexpr uint32_t poll = 512;
+	static constexpr bool batches = true;
 	static void wait(const uint32_t *w, uint32_t v) { uarch_idle_wait(w, v, -1); }
 	static int wake(uint32_t *w) { return uarch_idle_wake(w, 1); }
+};
+// The same wait with the ring's earlier poll: a fixed 64 pauses, ending at
+// the first message (slot). Kept to show the batch's effect in one run.
+struct WaitUarchEager : WaitUarch {
+	static constexpr const char *name = "eager";
+	static constexpr uint32_t poll = 64;
+	static constexpr bool batches = false;
 };
 #if defined(__linux__)
 struct WaitFutex { // straight into the kernel, a system call for every wake-up
 	static constexpr const char *name = "futex";
 	static constexpr bool sleeps = true;
 	static constexpr uint32_t poll = 0;
+	static constexpr bool batches = false;
 	static void wait(const uint32_t *w, uint32_t v)
 	{
 		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, nullptr, nullptr, 0);
@@ -126,6 +135,7 @@ struct WaitSpin { // never sleeps: burns the CPU while idle, never needs a wake-
 	static constexpr const char *name = "spin";
 	static constexpr bool sleeps = false;
 	static constexpr uint32_t poll = 0;
+	static constexpr bool batches = false;
 	static void wait(const uint32_t *, uint32_t) {}
 	static int wake(uint32_t *) { return 0; }
 };
@@ -253,7 +263,7 @@ private:
 			 Avail avail)
 	{
 		st.blocked++;
-		if constexpr (Wait::poll > 0) {
+		if constexpr (Wait::poll > 0 && Wait::batches) {
 			uint32_t spent = 0;
 			for (uint32_t step = 1; spent < poll; spent += step, step += step < 16 ? step : 0) {
 				if (avail() >= batch_)
@@ -266,6 +276,12 @@ private:
 				return;
 			}
 			poll = poll / 2 > min_poll ? poll / 2 : min_poll;
+		} else {
+			for (uint32_t i = 0; i < Wait::poll; i++) {
+				if (avail() != 0)
+					return;
+				uarch_cpu_relax();
+			}
 		}
 		auto cond = [&] { return avail() != 0; };
 		for (uint32_t spins = 0; !cond();) {
