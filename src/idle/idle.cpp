@@ -409,14 +409,15 @@ bool learns(const IdlePolicy &p)
 	return false;
 }
 
-int wait_on(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p, Sleep sl)
+int wait_on(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p, Sleep sl,
+	    bool learn = true)
 {
 	if (load(addr) != expected)
 		return 0;
 	if (timeout_ns == 0)
 		return ETIMEDOUT;
 	uint64_t start = clock_now();
-	if (!learns(p))
+	if (!learn || !learns(p))
 		return run_policy(addr, expected, timeout_ns, start, p, p.spin_ns, sl);
 	LearnSlot l = learn_slot(addr);
 	uint64_t old = __atomic_load_n(l.entry, __ATOMIC_RELAXED);
@@ -455,6 +456,13 @@ int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const
 	if (!addr || (uintptr_t(addr) & 3))
 		return EINVAL;
 	return wait_on(addr, expected, timeout_ns, p, Sleep{sleepers_of(addr), false});
+}
+
+int idle::wait_fixed_budget(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
+{
+	if (!addr || (uintptr_t(addr) & 3))
+		return EINVAL;
+	return wait_on(addr, expected, timeout_ns, p, Sleep{sleepers_of(addr), false}, false);
 }
 
 int idle_wake(uint32_t *addr, int count)
