@@ -19,6 +19,10 @@
 
 #define UARCH_IDLE_HIDDEN __attribute__((visibility("hidden")))
 
+namespace uarch {
+struct IdlePolicy;
+}
+
 namespace uarch::idle {
 
 // ---- the idle clock ------------------------------------------------------
@@ -127,11 +131,6 @@ SpinState learnt(const uint32_t *addr) UARCH_IDLE_HIDDEN;
 void forget_learnt() UARCH_IDLE_HIDDEN;
 // idle_wait with the policy's spin_ns as a fixed budget, learning nothing
 // (uarch-bench's "fixed budget" column, the behaviour before learning).
-}
-namespace uarch {
-struct IdlePolicy;
-}
-namespace uarch::idle {
 int wait_fixed_budget(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
 	UARCH_IDLE_HIDDEN;
 
