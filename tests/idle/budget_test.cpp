@@ -98,8 +98,9 @@ TEST(IdleBudget, TrickleJustLongerThanTheCapStopsSpinning)
 	for (size_t i = 0; i < r.spins.size(); i++) {
 		spun += r.spins[i];
 		probes += r.probes[i];
-		if (i >= 7 && !r.probes[i])
+		if (i >= 7 && !r.probes[i]) {
 			EXPECT_EQ(r.spins[i], 0u) << "wait " << i;
+		}
 	}
 	EXPECT_NEAR(double(probes), 1000.0 / idle::probe_every, 2);
 	// Per wait: about cap / probe_every instead of cap.
