@@ -332,8 +332,11 @@ TEST(SharedApi, WakeWithoutSleeperSkipsTheSystemCall)
 	});
 	while (__atomic_load_n(&w.sleepers, __ATOMIC_RELAXED) == 0)
 		std::this_thread::sleep_for(std::chrono::microseconds(50));
+	// Counted, so the wake makes its system call; it wakes 1, or 0 when
+	// the waiter has counted itself but not yet reached FUTEX_WAIT (which
+	// then sees the new value and returns: qemu-user shows that race).
 	st(&w.value, 1);
-	EXPECT_EQ(uarch_idle_wake_shared(&w, INT32_MAX), 1);
+	EXPECT_LE(uarch_idle_wake_shared(&w, INT32_MAX), 1);
 	t.join();
 	EXPECT_EQ(idle::stats().futex_wakes, s0.futex_wakes + 1);
 	EXPECT_EQ(w.sleepers, 0u);
