@@ -342,8 +342,9 @@ struct Sleep {
 
 // The policy's stages after the first check; start: the idle clock when
 // the wait began; spin_ns: this wait's spin budget.
+// *in_spin: set when the spin stage saw the change (so within spin_ns).
 int run_policy(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, uint64_t start, const IdlePolicy &p,
-	       uint32_t spin_ns, Sleep sl)
+	       uint32_t spin_ns, Sleep sl, bool *in_spin)
 {
 	uint64_t end = timeout_ns < 0 ? no_deadline : add_sat(start, ticks_from_ns(uint64_t(timeout_ns)));
 	uint32_t nstages = p.nstages <= 4 ? p.nstages : 4;
@@ -360,8 +361,10 @@ int run_policy(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, uint
 			continue;
 		uint64_t dl = add_sat(clock_now(), ticks_from_ns(budget));
 		dl = dl < end ? dl : end;
-		if (run_stage(s, addr, expected, dl, p.umwait_c01) == 0)
+		if (run_stage(s, addr, expected, dl, p.umwait_c01) == 0) {
+			*in_spin = s == Stage::spin;
 			return 0;
+		}
 		if (dl == end && end != no_deadline)
 			break;   // the caller's time is up, as the idle clock says
 	}
@@ -417,15 +420,23 @@ int wait_on(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const I
 	if (timeout_ns == 0)
 		return ETIMEDOUT;
 	uint64_t start = clock_now();
+	bool in_spin = false;
 	if (!learn || !learns(p))
-		return run_policy(addr, expected, timeout_ns, start, p, p.spin_ns, sl);
+		return run_policy(addr, expected, timeout_ns, start, p, p.spin_ns, sl, &in_spin);
 	LearnSlot l = learn_slot(addr);
 	uint64_t old = __atomic_load_n(l.entry, __ATOMIC_RELAXED);
 	SpinState s = unpack(old, l.tag);
 	SpinPlan plan = spin_plan(s, p.spin_ns);
-	int r = run_policy(addr, expected, timeout_ns, start, p, plan.spin_ns, sl);
-	uint64_t now = clock_now();
-	WaitOutcome o{now > start ? ns_from_ticks(now - start) : 0, r == ETIMEDOUT};
+	int r = run_policy(addr, expected, timeout_ns, start, p, plan.spin_ns, sl, &in_spin);
+	// Caught by a spin of the learnt budget: t <= b, which keeps b; no
+	// need to read the clock (the short handoff is the path that feels
+	// every nanosecond after the change was seen).
+	uint64_t t = 0;
+	if (!in_spin || plan.probe) {
+		uint64_t now = clock_now();
+		t = now > start ? ns_from_ticks(now - start) : 0;
+	}
+	WaitOutcome o{t, r == ETIMEDOUT};
 	uint64_t e = pack(spin_learn(s, plan, o, p.spin_ns), l.tag);
 	if (e != old)   // a wait that changes nothing dirties no line
 		__atomic_store_n(l.entry, e, __ATOMIC_RELAXED);
