@@ -29,7 +29,8 @@
 //     (the wait returns at once when the word has changed).
 //     [x86: uarch_smp_mb, a locked add; this is the one barrier per message
 //     and side that seed 003 made cheaper.] A wait may poll the index
-//     first (WaitUarch: 64 pauses) without announcing anything: polling
+//     first (WaitUarch: 16 to 512 pauses, waiting for a batch; see
+//     sleep_until) without announcing anything: polling
 //     only reads, so it needs no barrier and changes none of this.
 //  3. The sleeping word is virtio's event index rather than a boolean: the
 //     sleeper stores the index it waits to see move ("wake me when head
