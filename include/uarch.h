@@ -34,13 +34,47 @@ UARCH_API void uarch_prefetch_range(const void *p, size_t len);
 
 /* Waits while *addr == expected. Returns 0 once a different value was seen
  * or a wake arrived (which may be spurious: re-check your condition),
- * ETIMEDOUT after timeout_ns (< 0: forever), EINVAL for a NULL or
- * misaligned addr. */
+ * ETIMEDOUT after timeout_ns (< 0: forever; never earlier), EINVAL for a
+ * NULL or misaligned addr.
+ *
+ * uarch_idle_wait and uarch_idle_wake are private to one process AND to one
+ * copy of the library: the futex is keyed by the process, and the count of
+ * sleepers that lets a wake skip the system call lives inside the library.
+ * A waiter in memory shared with another process, or a waker that calls
+ * another copy of uarch (a plugin linked with libuarch.a next to
+ * libuarch.so), may sleep until its timeout. Use uarch_idle_word there. */
 UARCH_API int uarch_idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns);
 /* Call after storing a new value to *addr: wakes up to count waiters
  * (INT_MAX for all). Makes no system call when nobody sleeps. Returns the
- * number of sleepers woken in the kernel. */
+ * number of sleepers woken in the kernel. Process- and copy-private, as
+ * above. */
 UARCH_API int uarch_idle_wake(uint32_t *addr, int count);
+
+/* A word to wait on across processes (MAP_SHARED, memfd, shm) and across
+ * copies of the library in one process. Place it anywhere both sides can
+ * see, zeroed (or value set as you like and sleepers 0); 8-byte aligned.
+ * `value` is yours: store to it, then call uarch_idle_wake_shared.
+ * `sleepers` belongs to the library: it counts the waiters sleeping in the
+ * kernel, so that a wake with nobody asleep makes no system call; never
+ * write it. (A process that dies asleep leaves it counted: later wakes then
+ * make one needless system call each, nothing is lost.) */
+typedef struct uarch_idle_word {
+	uint32_t value;
+	uint32_t sleepers;
+}
+#if defined(__GNUC__)
+__attribute__((aligned(8)))
+#endif
+uarch_idle_word;
+
+/* As uarch_idle_wait, on w->value: 0, ETIMEDOUT (never early), or EINVAL
+ * for a NULL or not 8-aligned w. Works whichever process or library copy
+ * stores and wakes. */
+UARCH_API int uarch_idle_wait_shared(uarch_idle_word *w, uint32_t expected, int64_t timeout_ns);
+/* Call after storing a new value to w->value: wakes up to count waiters
+ * (INT_MAX for all) in any process; no system call when nobody sleeps.
+ * Returns the number woken in the kernel, or -EINVAL (NULL, misaligned). */
+UARCH_API int uarch_idle_wake_shared(uarch_idle_word *w, int count);
 
 /* Name of the variant bound to op ("memcpy", "memmove", "memset", "smp_mb",
  * "prefetch_range", "prefetchw", "idle_wait"); NULL for an unknown op. */

@@ -52,6 +52,7 @@ struct Config {
 struct Result {
 	double secs = 0, cons_cpu = 0, prod_cpu = 0; // CPU shares: thread CPU time / wall
 	uint64_t notifies = 0, woken = 0, waits = 0;
+	uint64_t cons_blocked = 0, prod_blocked = 0;
 	uint64_t errors = 0;
 };
 
@@ -127,6 +128,8 @@ Result run_one(const Config &cfg)
 	r.notifies = p.notifies + c.notifies;
 	r.woken = p.woken + c.woken;
 	r.waits = p.waits + c.waits;
+	r.cons_blocked = c.blocked;
+	r.prod_blocked = p.blocked;
 	return r;
 }
 
@@ -154,6 +157,7 @@ void add_barrier(std::vector<Combo> &v)
 {
 	v.push_back(combo<B, WaitUarch, CopyUarch>());
 	v.push_back(combo<B, WaitUarch, CopyLibc>());
+	v.push_back(combo<B, WaitUarchEager, CopyUarch>());
 	v.push_back(combo<B, WaitFutex, CopyUarch>());
 	v.push_back(combo<B, WaitFutex, CopyLibc>());
 	v.push_back(combo<B, WaitSpin, CopyUarch>());
@@ -229,7 +233,7 @@ void usage()
 		   "                  [--capacity C] [--mode burst|trickle|both] [--pause-us LIST]\n"
 		   "                  [--rounds R] [--combos axes|all] [--barrier LIST] [--wait LIST]\n"
 		   "                  [--copy LIST] [--cpus P,C] [--no-seed] [--verbose]\n"
-		   "  LISTs are comma-separated: barrier uarch,mfence,seq_cst; wait uarch,futex,spin;\n"
+		   "  LISTs are comma-separated: barrier uarch,mfence,seq_cst; wait uarch,eager,futex,spin;\n"
 		   "  copy uarch,libc. axes: the all-uarch row and each primitive swapped alone.\n"
 		   "  Unless --no-seed: seed 003's setup too (burst, both threads on CPU P, futex).\n",
 		   stdout);
@@ -393,15 +397,18 @@ int main(int argc, char **argv)
 		}
 
 	uint64_t errors = 0;
-	std::printf("\n%-13s %-8s %-6s %-6s %10s %8s %11s %10s %11s %9s %9s\n", "mode", "barrier", "wait", "copy",
-		    "Mmsg/s", "ns/msg", "notify/msg", "woken/msg", "sleeps/msg", "cons CPU", "prod CPU");
+	std::printf("\n%-13s %-8s %-6s %-6s %10s %8s %11s %10s %11s %9s %9s %9s %9s\n", "mode", "barrier", "wait",
+		    "copy", "Mmsg/s", "ns/msg", "notify/msg", "woken/msg", "sleeps/msg", "empty/msg", "full/msg",
+		    "cons CPU", "prod CPU");
 	for (const Row &row : rows) {
 		double rate = row.rate(), n = row.messages;
-		std::printf("%-13s %-8s %-6s %-6s %10.3f %8.1f %11.3f %10.3f %11.3f %8.0f%% %8.0f%%\n",
+		std::printf("%-13s %-8s %-6s %-6s %10.3f %8.1f %11.3f %10.3f %11.3f %9.3f %9.3f %8.0f%% %8.0f%%\n",
 			    row.label().c_str(), row.c.barrier, row.c.wait, row.c.copy, rate / 1e6, 1e9 / rate,
 			    row.med([&](const Result &x) { return x.notifies / n; }),
 			    row.med([&](const Result &x) { return x.woken / n; }),
 			    row.med([&](const Result &x) { return x.waits / n; }),
+			    row.med([&](const Result &x) { return x.cons_blocked / n; }),
+			    row.med([&](const Result &x) { return x.prod_blocked / n; }),
 			    100 * row.med([](const Result &x) { return x.cons_cpu; }),
 			    100 * row.med([](const Result &x) { return x.prod_cpu; }));
 		for (auto &x : row.runs)
@@ -439,9 +446,13 @@ int main(int argc, char **argv)
 	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *f = find(Mode::burst, "uarch", "futex", "uarch");
 	    u && f)
 		std::printf("wait, burst: uarch %.2fx the messages/s of futex-only\n", u->rate() / f->rate());
+	if (const Row *u = find(Mode::burst, "uarch", "uarch", "uarch"), *e = find(Mode::burst, "uarch", "eager", "uarch");
+	    u && e)
+		std::printf("wait, burst: uarch (batching poll) %.2fx the messages/s of eager (first slot ends the poll)\n",
+			    u->rate() / e->rate());
 	for (uint32_t pause : pauses) {
 		std::string line;
-		for (const char *w : {"uarch", "futex", "spin"})
+		for (const char *w : {"uarch", "eager", "futex", "spin"})
 			if (const Row *t = find(Mode::trickle, "uarch", w, "uarch", pause)) {
 				char buf[96];
 				std::snprintf(buf, sizeof buf, "%s%s %.0f%%", line.empty() ? "" : ", ", w,

@@ -29,7 +29,8 @@
 //     (the wait returns at once when the word has changed).
 //     [x86: uarch_smp_mb, a locked add; this is the one barrier per message
 //     and side that seed 003 made cheaper.] A wait may poll the index
-//     first (WaitUarch: 64 pauses) without announcing anything: polling
+//     first (WaitUarch: 16 to 512 pauses, waiting for a batch; see
+//     sleep_until) without announcing anything: polling
 //     only reads, so it needs no barrier and changes none of this.
 //  3. The sleeping word is virtio's event index rather than a boolean: the
 //     sleeper stores the index it waits to see move ("wake me when head
@@ -94,21 +95,31 @@ struct BarrierSeqCst { // the compiler's choice: gcc 12 lock orq $0,(%rsp), clan
 struct WaitUarch { // a short poll, then uarch_idle_wait: spin, monitor-wait, futex
 	static constexpr const char *name = "uarch";
 	static constexpr bool sleeps = true;
-	// Pauses to poll the index before announcing the sleep: a gap that
-	// short (about 1.6 us on Zen 3, 64 cycles a pause; 3.5 us where a
-	// pause is 140 cycles) costs neither side a store to a shared line nor
-	// a barrier. Without it a burst pays for an announcement at every
-	// moment the consumer catches up: 0.63x the messages/s of spinning on
-	// Zen 3, 0.97x with it.
-	static constexpr uint32_t poll = 64;
+	// Pauses to poll the index, at most, before announcing the sleep
+	// (sleep_until adapts the count between 16 and this): a gap that
+	// short costs neither side a store to a shared line nor a barrier, and
+	// in a burst it is long enough for a batch to build up (512 pauses:
+	// 64 messages of a burst on the Zen 5 guest). Without the poll a burst
+	// pays for an announcement at every moment the consumer catches up:
+	// 0.63x the messages/s of spinning on Zen 3, 0.97x with 64 pauses.
+	static constexpr uint32_t poll = 512;
+	static constexpr bool batches = true;
 	static void wait(const uint32_t *w, uint32_t v) { uarch_idle_wait(w, v, -1); }
 	static int wake(uint32_t *w) { return uarch_idle_wake(w, 1); }
+};
+// The same wait with the ring's earlier poll: a fixed 64 pauses, ending at
+// the first message (slot). Kept to show the batch's effect in one run.
+struct WaitUarchEager : WaitUarch {
+	static constexpr const char *name = "eager";
+	static constexpr uint32_t poll = 64;
+	static constexpr bool batches = false;
 };
 #if defined(__linux__)
 struct WaitFutex { // straight into the kernel, a system call for every wake-up
 	static constexpr const char *name = "futex";
 	static constexpr bool sleeps = true;
 	static constexpr uint32_t poll = 0;
+	static constexpr bool batches = false;
 	static void wait(const uint32_t *w, uint32_t v)
 	{
 		syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, nullptr, nullptr, 0);
@@ -125,6 +136,7 @@ struct WaitSpin { // never sleeps: burns the CPU while idle, never needs a wake-
 	static constexpr const char *name = "spin";
 	static constexpr bool sleeps = false;
 	static constexpr uint32_t poll = 0;
+	static constexpr bool batches = false;
 	static void wait(const uint32_t *, uint32_t) {}
 	static int wake(uint32_t *) { return 0; }
 };
@@ -148,6 +160,7 @@ struct SideStats {
 	uint64_t notifies = 0; // wake-ups sent (the other side slept at the index we moved)
 	uint64_t woken = 0;    // of those, sleepers the kernel actually woke
 	uint64_t waits = 0;    // times this side went into Wait::wait
+	uint64_t blocked = 0;  // times this side found the ring empty (full) and had to wait
 };
 
 template <class Barrier = BarrierUarch, class Wait = WaitUarch, class Copy = CopyUarch>
@@ -167,6 +180,7 @@ public:
 		if (slot_size == 0 || slot_size > (1u << 30))
 			throw std::invalid_argument("uarch_ring: slot_size must be 1..2^30");
 		mask_ = capacity - 1;
+		batch_ = capacity / 4 < max_batch ? (capacity / 4 ? capacity / 4 : 1) : max_batch;
 		slot_size_ = slot_size;
 		stride_ = (size_t(slot_size) + header + line - 1) / line * line;
 		slots_ = static_cast<char *>(std::aligned_alloc(line, stride_ * capacity));
@@ -214,6 +228,9 @@ private:
 	static constexpr size_t line = 128;
 	static constexpr size_t header = 8; // uint32_t length, 4 bytes unused
 	static constexpr uint32_t eof = ~0u; // the length of the end-of-stream record
+	// The batch a polling side waits for (at most a quarter of the ring),
+	// and the fewest pauses it polls.
+	static constexpr uint32_t max_batch = 64, min_poll = 16;
 
 	char *slot(uint32_t i) const { return slots_ + size_t(i & mask_) * stride_; }
 
@@ -229,18 +246,45 @@ private:
 		}
 	}
 
-	// Waits until cond() holds. A sleeping Wait polls for Wait::poll
-	// pauses, then publishes `from` in *event ("wake me when *word leaves
-	// from"), re-checks cond() after a full barrier, and waits on *word ==
-	// from; cond() re-reads the other side's index.
-	template <class Cond>
-	void sleep_until(const uint32_t *word, uint32_t *event, uint32_t from, SideStats &st, Cond cond)
+	// Waits until avail() (messages to read, or free slots to write; it
+	// re-reads the other side's index) is at least 1. A sleeping Wait
+	// first polls for up to `poll` pauses, reading the index less often as
+	// it goes (every 1, 2, 4, ... 16 pauses), and returns early only once
+	// a batch (batch_) is there: the side that caught up lets the other
+	// run ahead instead of trailing it by a slot or two, each slot a cache
+	// miss on a line the other side has just written (see "Bursts" in
+	// README.md). `poll` adapts: it doubles (up to Wait::poll) when the
+	// poll ended the wait, and halves (down to min_poll) when the side had
+	// to sleep, so a trickle polls briefly and a burst long enough for a
+	// batch. Then the side publishes `from` in *event ("wake me when *word
+	// leaves from"), re-checks after a full barrier, and waits on
+	// *word == from.
+	template <class Avail>
+	void sleep_until(const uint32_t *word, uint32_t *event, uint32_t from, SideStats &st, uint32_t &poll,
+			 Avail avail)
 	{
-		for (uint32_t i = 0; i < Wait::poll; i++) {
-			if (cond())
+		st.blocked++;
+		if constexpr (Wait::poll > 0 && Wait::batches) {
+			uint32_t spent = 0;
+			for (uint32_t step = 1; spent < poll; spent += step, step += step < 16 ? step : 0) {
+				if (avail() >= batch_)
+					break;
+				for (uint32_t i = 0; i < step; i++)
+					uarch_cpu_relax();
+			}
+			if (spent < poll || avail() != 0) {
+				poll = poll < Wait::poll / 2 ? poll * 2 : Wait::poll;
 				return;
-			uarch_cpu_relax();
+			}
+			poll = poll / 2 > min_poll ? poll / 2 : min_poll;
+		} else {
+			for (uint32_t i = 0; i < Wait::poll; i++) {
+				if (avail() != 0)
+					return;
+				uarch_cpu_relax();
+			}
 		}
+		auto cond = [&] { return avail() != 0; };
 		for (uint32_t spins = 0; !cond();) {
 			if constexpr (!Wait::sleeps) {
 				// A pause per check; every 4096 a sched_yield(), which
@@ -272,9 +316,9 @@ private:
 			if (h - prod_.tail_cache > mask_) {
 				if (!block)
 					return EAGAIN;
-				sleep_until(&tail_.v, &prod_event_.v, h - mask_ - 1, prod_.stats, [&] {
+				sleep_until(&tail_.v, &prod_event_.v, h - mask_ - 1, prod_.stats, prod_.poll, [&] {
 					prod_.tail_cache = __atomic_load_n(&tail_.v, __ATOMIC_ACQUIRE);
-					return h - prod_.tail_cache <= mask_;
+					return mask_ + 1 - (h - prod_.tail_cache);
 				});
 			}
 		}
@@ -301,9 +345,9 @@ private:
 			if (cons_.head_cache == t) {
 				if (!block)
 					return -EAGAIN;
-				sleep_until(&head_.v, &cons_event_.v, t, cons_.stats, [&] {
+				sleep_until(&head_.v, &cons_event_.v, t, cons_.stats, cons_.poll, [&] {
 					cons_.head_cache = __atomic_load_n(&head_.v, __ATOMIC_ACQUIRE);
-					return cons_.head_cache != t;
+					return cons_.head_cache - t;
 				});
 			}
 		}
@@ -336,18 +380,20 @@ private:
 	// Each side's own copies and counters.
 	struct alignas(line) Producer {
 		uint32_t head, tail_cache;
+		uint32_t poll = Wait::poll;
 		bool closed = false;
 		SideStats stats;
 	} prod_;
 	struct alignas(line) Consumer {
 		uint32_t tail, head_cache;
+		uint32_t poll = Wait::poll;
 		SideStats stats;
 	} cons_;
 
 	// Read-only after construction.
 	char *slots_;
 	size_t stride_;
-	uint32_t mask_, slot_size_;
+	uint32_t mask_, slot_size_, batch_;
 };
 
 } // namespace uarch_ring

@@ -182,7 +182,7 @@ uint64_t handoffs(uint64_t n)
 }
 
 using Policies = ::testing::Types<Ring<BarrierUarch, WaitUarch, CopyUarch>, Ring<BarrierUarch, WaitFutex, CopyUarch>,
-				  Ring<BarrierUarch, WaitSpin, CopyUarch>,
+				  Ring<BarrierUarch, WaitSpin, CopyUarch>, Ring<BarrierUarch, WaitUarchEager, CopyUarch>,
 #if defined(__x86_64__)
 				  Ring<BarrierMfence, WaitUarch, CopyLibc>,
 #endif
@@ -344,6 +344,7 @@ struct WaitScripted {
 	[[maybe_unused]] static constexpr const char *name = "scripted";
 	static constexpr bool sleeps = true;
 	static constexpr uint32_t poll = 0;
+	static constexpr bool batches = false;
 	static inline std::function<void()> other_side;
 	static inline int waits = 0, wakes = 0, lost = 0;
 	static void wait(const uint32_t *w, uint32_t v)
@@ -407,6 +408,41 @@ TEST(Ring, EventIndexWakesEachSleeperOnce)
 	EXPECT_EQ(WaitScripted::lost, 0) << "a sleeper was left without its wake-up";
 	EXPECT_EQ(r.producer_stats().notifies, 2u);
 	EXPECT_EQ(r.consumer_stats().notifies, 1u);
+}
+
+// The batching poll: a consumer that has caught up waits for a batch only
+// while it polls; a lone message (here after a burst, the producer then
+// silent) still arrives as soon as the poll ends, not when more come.
+TEST(Ring, LoneMessageAfterBurstIsNotHeldForABatch)
+{
+	Watchdog dog(20, "LoneMessageAfterBurstIsNotHeldForABatch");
+	Ring<BarrierUarch, WaitUarch, CopyUarch> ring(256, 64);
+	std::atomic<int64_t> pushed_ns{0}, popped_ns{0};
+	auto now_ns = [] {
+		return std::chrono::duration_cast<std::chrono::nanoseconds>(
+			       std::chrono::steady_clock::now().time_since_epoch())
+			.count();
+	};
+	char buf[64] = {};
+	std::thread consumer([&] {
+		char in[64];
+		for (int i = 0; i < 2000; i++)
+			ASSERT_GE(ring.pop(in, sizeof in), 0);
+		ASSERT_EQ(ring.pop(in, sizeof in), 64); // the lone one
+		popped_ns = now_ns();
+		EXPECT_EQ(ring.pop(in, sizeof in), -EPIPE);
+	});
+	for (int i = 0; i < 2000; i++)
+		ASSERT_EQ(ring.push(buf, 64), 0); // a burst: the consumer's poll grows
+	std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	pushed_ns = now_ns();
+	ASSERT_EQ(ring.push(buf, 64), 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	int64_t seen = popped_ns.load();
+	ring.close();
+	consumer.join();
+	ASSERT_NE(seen, 0) << "the lone message waited for the close";
+	EXPECT_LT(seen - pushed_ns.load(), 50000000) << "a lone message took " << (seen - pushed_ns) / 1000 << " us";
 }
 
 TEST(Ring, RejectsBadGeometry)

@@ -47,6 +47,18 @@ int uarch_idle_wake(uint32_t *addr, int count)
 	return uarch::idle_wake(addr, count);
 }
 
+// The shared forms: the same policy, a sleeper count in the caller's
+// object and a futex keyed by the page (not by the process).
+int uarch_idle_wait_shared(uarch_idle_word *w, uint32_t expected, int64_t timeout_ns)
+{
+	return uarch::idle_wait_shared(w, expected, timeout_ns, uarch::state().plan.idle);
+}
+
+int uarch_idle_wake_shared(uarch_idle_word *w, int count)
+{
+	return uarch::idle_wake_shared(w, count);
+}
+
 static bool same(const char *a, const char *b)
 {
 	while (*a && *a == *b)

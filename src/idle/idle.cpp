@@ -5,6 +5,7 @@
 // stage counts its sleepers, so a wake-up is never lost and a wake with no
 // sleeper makes no system call.
 #include "idle/idle.h"
+#include "idle/budget.h"
 #include "idle/stages.h"
 #include "sys/sys.h"
 #if defined(__x86_64__)
@@ -17,6 +18,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <time.h>
+#define UARCH_BUILDING_LIBRARY 1
+#include "uarch.h"
 
 namespace uarch {
 
@@ -24,7 +27,10 @@ using namespace idle;
 
 namespace {
 
-constexpr long futex_wait_bitset_private = 9 | 128, futex_wake_private = 1 | 128;
+// FUTEX_WAIT_BITSET and FUTEX_WAKE; | 128 (FUTEX_PRIVATE_FLAG) keys the
+// futex by this process, which is cheaper (no page lookup) but never meets
+// a waiter or waker in another process.
+constexpr long futex_wait_bitset = 9, futex_wake = 1, futex_private = 128;
 constexpr long futex_bitset_match_any = 0xffffffff;
 constexpr uint64_t no_deadline = ~uint64_t(0);
 // A policy that never sleeps yields the CPU this often (see idle_wait).
@@ -57,6 +63,39 @@ uint32_t *sleepers_of(const void *a)
 	// Fibonacci hashing of the word index: neighbouring words spread.
 	uint64_t h = (uint64_t(uintptr_t(a)) >> 2) * 0x9e3779b97f4a7c15ull;
 	return &g_buckets[h >> (64 - bucket_bits)].sleepers;
+}
+
+// The learnt spin budgets (src/idle/budget.h), one 8-byte entry per hash
+// bucket of the waiting address: budget_ns in bits 0-31, since_probe in
+// 32-39, bit 40 set once known, the address's 16-bit tag in 48-63 (another
+// address in the bucket reads as unknown and starts at the cap). Entries are
+// read and written whole with relaxed atomics and no lock: two waits on one
+// bucket that finish together keep one of their updates, which only delays
+// the learning by a wait.
+constexpr unsigned learn_bits = 8;
+uint64_t g_learnt[1u << learn_bits];
+
+struct LearnSlot {
+	uint64_t *entry;
+	uint16_t tag;
+};
+
+LearnSlot learn_slot(const void *a)
+{
+	uint64_t h = (uint64_t(uintptr_t(a)) >> 2) * 0x9e3779b97f4a7c15ull;
+	return LearnSlot{&g_learnt[h >> (64 - learn_bits)], uint16_t(h >> (64 - learn_bits - 16))};
+}
+
+SpinState unpack(uint64_t e, uint16_t tag)
+{
+	if (!(e >> 40 & 1) || uint16_t(e >> 48) != tag)
+		return SpinState{0, 0, false};
+	return SpinState{uint32_t(e), uint8_t(e >> 32), true};
+}
+
+uint64_t pack(SpinState s, uint16_t tag)
+{
+	return uint64_t(s.budget_ns) | uint64_t(s.since_probe) << 32 | uint64_t(s.known) << 40 | uint64_t(tag) << 48;
 }
 
 uint32_t load(const uint32_t *a) { return __atomic_load_n(a, __ATOMIC_ACQUIRE); }
@@ -212,7 +251,8 @@ int stage_spin(const uint32_t *addr, uint32_t expected, uint64_t deadline)
 	}
 }
 
-int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns)
+int stage_futex_on(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns, uint32_t *sleepers,
+		   bool shared)
 {
 	timespec ts, *tp = nullptr;
 	if (mono_deadline_ns >= 0) {
@@ -229,17 +269,18 @@ int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_n
 	// and calls FUTEX_WAKE, or the kernel sees the new word and does not
 	// sleep. When the waker calls FUTEX_WAKE before this thread is queued,
 	// its store already happened, and FUTEX_WAIT's own check (made under the
-	// futex hash-bucket lock, which FUTEX_WAKE also takes) sees it.
-	uint32_t *n = sleepers_of(addr);
-	__atomic_fetch_add(n, 1, __ATOMIC_SEQ_CST);   // x86-64: lock xadd, a full barrier
+	// futex hash-bucket lock, which FUTEX_WAKE also takes) sees it. The
+	// same holds across processes: the counter is then in the caller's
+	// shared memory next to the word, and the futex is keyed by the page.
+	__atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);   // x86-64: lock xadd, a full barrier
 #if !defined(__x86_64__)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);      // arm64 LDADDAL orders less
 #endif
+	const long op = futex_wait_bitset | (shared ? 0 : futex_private);
 	int ret;
 	for (;;) {
 		bump(&g_counters.futex_waits);
-		long r = sys::call6(sys::nr_futex, long(addr), futex_wait_bitset_private, long(expected), long(tp), 0,
-				    futex_bitset_match_any);
+		long r = sys::call6(sys::nr_futex, long(addr), op, long(expected), long(tp), 0, futex_bitset_match_any);
 		if (r == -EINTR) {
 			// A signal: keep waiting to the same absolute deadline.
 			if (load(addr) != expected) {
@@ -256,8 +297,13 @@ int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_n
 	}
 	// Relaxed: a waker that still sees this sleeper makes one needless
 	// FUTEX_WAKE, nothing worse.
-	__atomic_fetch_sub(n, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(sleepers, 1, __ATOMIC_RELAXED);
 	return ret;
+}
+
+int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns)
+{
+	return stage_futex_on(addr, expected, mono_deadline_ns, sleepers_of(addr), false);
 }
 
 Stats stats()
@@ -271,17 +317,34 @@ uint32_t sleepers(const uint32_t *addr)
 	return __atomic_load_n(sleepers_of(addr), __ATOMIC_RELAXED);
 }
 
+SpinState learnt(const uint32_t *addr)
+{
+	LearnSlot l = learn_slot(addr);
+	return unpack(__atomic_load_n(l.entry, __ATOMIC_RELAXED), l.tag);
+}
+
+void forget_learnt()
+{
+	for (uint64_t &e : g_learnt)
+		__atomic_store_n(&e, 0, __ATOMIC_RELAXED);
+}
+
 } // namespace idle
 
-int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
+namespace {
+
+// Where a futex sleeper is counted and how the futex is keyed.
+struct Sleep {
+	uint32_t *sleepers;
+	bool shared;
+};
+
+// The policy's stages after the first check; start: the idle clock when
+// the wait began; spin_ns: this wait's spin budget.
+// *in_spin: set when the spin stage saw the change (so within spin_ns).
+int run_policy(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, uint64_t start, const IdlePolicy &p,
+	       uint32_t spin_ns, Sleep sl, bool *in_spin)
 {
-	if (!addr || (uintptr_t(addr) & 3))
-		return EINVAL;
-	if (load(addr) != expected)
-		return 0;
-	if (timeout_ns == 0)
-		return ETIMEDOUT;
-	uint64_t start = clock_now();
 	uint64_t end = timeout_ns < 0 ? no_deadline : add_sat(start, ticks_from_ns(uint64_t(timeout_ns)));
 	uint32_t nstages = p.nstages <= 4 ? p.nstages : 4;
 	bool futex = nstages == 0;   // no stages at all: the futex alone
@@ -292,16 +355,21 @@ int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const
 		Stage s = last = p.stages[i];
 		if (!futex && i + 1 == nstages)
 			break;   // the last stage of a policy that never sleeps: below
-		uint64_t budget = s == Stage::spin ? p.spin_ns : p.monitor_ns;
+		uint64_t budget = s == Stage::spin ? spin_ns : p.monitor_ns;
+		if (budget == 0)
+			continue;
 		uint64_t dl = add_sat(clock_now(), ticks_from_ns(budget));
 		dl = dl < end ? dl : end;
-		if (run_stage(s, addr, expected, dl, p.umwait_c01) == 0)
+		if (run_stage(s, addr, expected, dl, p.umwait_c01) == 0) {
+			*in_spin = s == Stage::spin;
 			return 0;
+		}
 		if (dl == end && end != no_deadline)
 			break;   // the caller's time is up, as the idle clock says
 	}
 	if (futex)
-		return stage_futex(addr, expected, timeout_ns < 0 ? -1 : mono_deadline(start, timeout_ns));
+		return stage_futex_on(addr, expected, timeout_ns < 0 ? -1 : mono_deadline(start, timeout_ns),
+				      sl.sleepers, sl.shared);
 	// A policy without a futex stage (a pure spin): its last stage runs
 	// until the word changes or the time is up, in slices with a
 	// sched_yield between them, so that on an oversubscribed machine the
@@ -329,20 +397,105 @@ int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const
 	}
 }
 
+// Whether the policy spins before it sleeps: only then is there a budget
+// to learn (a pure spin never sleeps, a futex-only policy never spins).
+bool learns(const IdlePolicy &p)
+{
+	uint32_t nstages = p.nstages <= 4 ? p.nstages : 4;
+	bool spin = false;
+	for (uint32_t i = 0; i < nstages; i++) {
+		if (p.stages[i] == Stage::futex)
+			return spin && p.spin_ns > 0;
+		spin |= p.stages[i] == Stage::spin;
+	}
+	return false;
+}
+
+int wait_on(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p, Sleep sl,
+	    bool learn = true)
+{
+	if (load(addr) != expected)
+		return 0;
+	if (timeout_ns == 0)
+		return ETIMEDOUT;
+	uint64_t start = clock_now();
+	bool in_spin = false;
+	if (!learn || !learns(p))
+		return run_policy(addr, expected, timeout_ns, start, p, p.spin_ns, sl, &in_spin);
+	LearnSlot l = learn_slot(addr);
+	uint64_t old = __atomic_load_n(l.entry, __ATOMIC_RELAXED);
+	SpinState s = unpack(old, l.tag);
+	SpinPlan plan = spin_plan(s, p.spin_ns);
+	int r = run_policy(addr, expected, timeout_ns, start, p, plan.spin_ns, sl, &in_spin);
+	// Caught by a spin of the learnt budget: t <= b, which keeps b; no
+	// need to read the clock (the short handoff is the path that feels
+	// every nanosecond after the change was seen).
+	uint64_t t = 0;
+	if (!in_spin || plan.probe) {
+		uint64_t now = clock_now();
+		t = now > start ? ns_from_ticks(now - start) : 0;
+	}
+	WaitOutcome o{t, r == ETIMEDOUT};
+	uint64_t e = pack(spin_learn(s, plan, o, p.spin_ns), l.tag);
+	if (e != old)   // a wait that changes nothing dirties no line
+		__atomic_store_n(l.entry, e, __ATOMIC_RELAXED);
+	return r;
+}
+
+int wake_on(uint32_t *addr, int count, const uint32_t *sleepers, bool shared)
+{
+	// The waker's half of the Dekker pattern in stage_futex_on: the
+	// caller's store to *addr, then this full barrier, then the sleeper
+	// count. A waiter still in a spin or monitor stage needs nothing: it
+	// sees the store itself.
+	full_fence();
+	if (__atomic_load_n(sleepers, __ATOMIC_RELAXED) == 0)
+		return 0;
+	bump(&g_counters.futex_wakes);
+	long r = sys::call6(sys::nr_futex, long(addr), futex_wake | (shared ? 0 : futex_private),
+			    count < 0 ? INT_MAX : count);
+	return r > 0 ? int(r) : 0;
+}
+
+bool bad_shared(const uarch_idle_word *w) { return !w || (uintptr_t(w) & 7); }
+
+} // namespace
+
+int idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
+{
+	if (!addr || (uintptr_t(addr) & 3))
+		return EINVAL;
+	return wait_on(addr, expected, timeout_ns, p, Sleep{sleepers_of(addr), false});
+}
+
+int idle::wait_fixed_budget(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
+{
+	if (!addr || (uintptr_t(addr) & 3))
+		return EINVAL;
+	return wait_on(addr, expected, timeout_ns, p, Sleep{sleepers_of(addr), false}, false);
+}
+
 int idle_wake(uint32_t *addr, int count)
 {
 	if (!addr || (uintptr_t(addr) & 3) || count == 0)
 		return 0;
-	// The waker's half of the Dekker pattern in stage_futex: the caller's
-	// store to *addr, then this full barrier, then the sleeper count. A
-	// waiter still in a spin or monitor stage needs nothing: it sees the
-	// store itself.
-	full_fence();
-	if (__atomic_load_n(sleepers_of(addr), __ATOMIC_RELAXED) == 0)
+	return wake_on(addr, count, sleepers_of(addr), false);
+}
+
+int idle_wait_shared(uarch_idle_word *w, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
+{
+	if (bad_shared(w))
+		return EINVAL;
+	return wait_on(&w->value, expected, timeout_ns, p, Sleep{&w->sleepers, true});
+}
+
+int idle_wake_shared(uarch_idle_word *w, int count)
+{
+	if (bad_shared(w))
+		return -EINVAL;
+	if (count == 0)
 		return 0;
-	bump(&g_counters.futex_wakes);
-	long r = sys::call6(sys::nr_futex, long(addr), futex_wake_private, count < 0 ? INT_MAX : count);
-	return r > 0 ? int(r) : 0;
+	return wake_on(&w->value, count, &w->sleepers, true);
 }
 
 } // namespace uarch

@@ -19,6 +19,10 @@
 
 #define UARCH_IDLE_HIDDEN __attribute__((visibility("hidden")))
 
+namespace uarch {
+struct IdlePolicy;
+}
+
 namespace uarch::idle {
 
 // ---- the idle clock ------------------------------------------------------
@@ -104,6 +108,11 @@ int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline) UARCH
 // that idle_wake knows whether a system call is needed. Returns 0 when the
 // value differs or a wake arrived (possibly spurious), ETIMEDOUT.
 int stage_futex(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns) UARCH_IDLE_HIDDEN;
+// The same with the sleeper counted in *sleepers; shared: without
+// FUTEX_PRIVATE_FLAG, so that a waker in another process (mapping the same
+// page) or another copy of the library meets this sleeper.
+int stage_futex_on(const uint32_t *addr, uint32_t expected, int64_t mono_deadline_ns, uint32_t *sleepers,
+		   bool shared) UARCH_IDLE_HIDDEN;
 
 // ---- test hooks -------------------------------------------------------------
 // System calls made by the futex stage and by idle_wake. Incremented
@@ -115,5 +124,14 @@ struct Stats {
 Stats stats() UARCH_IDLE_HIDDEN;
 // Sleepers counted for addr's bucket right now.
 uint32_t sleepers(const uint32_t *addr) UARCH_IDLE_HIDDEN;
+// The spin budget learnt for addr (known == false: none yet, the cap), and
+// a reset of every learnt budget (tests that need the cap again).
+struct SpinState;
+SpinState learnt(const uint32_t *addr) UARCH_IDLE_HIDDEN;
+void forget_learnt() UARCH_IDLE_HIDDEN;
+// idle_wait with the policy's spin_ns as a fixed budget, learning nothing
+// (uarch-bench's "fixed budget" column, the behaviour before learning).
+int wait_fixed_budget(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)
+	UARCH_IDLE_HIDDEN;
 
 } // namespace uarch::idle

@@ -24,7 +24,7 @@ from ops_table import OPS  # noqa: E402  (src/table/ops.def, read)
 PRELOAD_NAMES = ["memcpy", "memmove", "memset", "mempcpy", "__mempcpy", "bzero", "explicit_bzero",
                  "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk"]
 API_NAMES = ["uarch_memcpy", "uarch_memmove", "uarch_memset", "uarch_prefetch_range",
-             "uarch_idle_wait", "uarch_idle_wake", "uarch_impl", "uarch_op", "uarch_smp_mb", "uarch_smp_rmb",
+             "uarch_idle_wait", "uarch_idle_wake", "uarch_idle_wait_shared", "uarch_idle_wake_shared", "uarch_impl", "uarch_op", "uarch_smp_mb", "uarch_smp_rmb",
              "uarch_smp_wmb", "uarch_cpu_relax", "uarch_prefetch", "uarch_prefetchw"]
 
 args = None
