@@ -7,7 +7,8 @@
 bench=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-"$bench" mem --quick --benchmark_filter='memcpy/(fixed8|fixed100|uniform0-64)/' --csv "$tmp/out.csv" >"$tmp/out.txt" 2>&1 \
+"$bench" mem --quick --benchmark_filter='memcpy/(fixed8|fixed100|uniform0-64)/' --csv "$tmp/out.csv" \
+  --json "$tmp/out.json" >"$tmp/out.txt" 2>&1 \
   || { echo "FAIL run: $(tail -3 "$tmp/out.txt")"; exit 1; }
 rows=$(grep -E '^memcpy +(fixed|uniform)' "$tmp/out.txt" | awk '{print $2 "/" $3}' | tr '\n' ' ')
 want='uniform0-64/aligned fixed8/aligned fixed100/aligned '   # --quick: aligned only
@@ -20,6 +21,22 @@ if awk -F, 'NR == 1 { if ($0 != "op,case,align,libc_ns,uarch_ns,ratio") exit 1; 
 else
   echo "FAIL csv:"; cat "$tmp/out.csv"; fail=1
 fi
+# The JSON document holds the same rows (escaped strings, numbers as numbers),
+# and the console shows the tables only, no Google Benchmark rows.
+if python3 - "$tmp/out.json" "$tmp/out.csv" <<'PY'
+import csv, json, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+t = j["tables"]["mem"]
+assert len(t) == len(rows) == 3, (len(t), len(rows))
+for a, b in zip(t, rows):
+    assert a["case"] == b["case"] and isinstance(a["ratio"], float), (a, b)
+    assert abs(a["ratio"] - float(b["ratio"])) < 1e-9
+assert j["tables"]["geomean"][0]["op"] == "memcpy"
+PY
+then echo "ok   json: the same rows"; else echo "FAIL json"; fail=1; fi
+if grep -qE '^(memcpy/|Benchmark|-----)' "$tmp/out.txt"; then echo "FAIL console shows Google Benchmark rows"; fail=1
+else echo "ok   console: tables only"; fi
 . "$(dirname "$0")/../../tests/one_line_error.sh"
 check() { local desc=$1; shift; expect_error "$desc" "$bench" "$@"; }   # check DESCRIPTION ARGS...
 check "no benchmark"
@@ -27,6 +44,9 @@ check "unknown benchmark" bogus
 check "unwritable csv" mem --csv "$tmp/no/such/dir/out.csv"
 check "unwritable json" mem --json "$tmp/no/such/dir/out.json"
 check "unknown flag" mem --bogus
+check "plot from sync" sync --plot "$tmp/x.png"
+check "plot from idle" idle --plot "$tmp/x.png"
+check "unwritable idle csv" idle --csv "$tmp/no/such/dir/out.csv"
 # ... and a rejected command line loses nothing: an existing CSV is kept.
 echo keep > "$tmp/keep.csv"
 check "unknown flag, with --csv" mem --bogus --csv "$tmp/keep.csv"

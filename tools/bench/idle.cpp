@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 #include "bench.h"
+#include "report.h"
 #include "dispatch/state.h"
 #include "idle/idle.h"
 #include "idle/stages.h"
@@ -307,23 +308,21 @@ std::string wait_label(uint64_t ns)
 
 int bench_idle(int argc, char **argv)
 {
+	report::Options o = report::parse(argc, argv);
 	uint32_t samples = 0;
-	bool quick = false;
+	bool quick = o.quick;
 	std::vector<uint64_t> waits = {1000, 20000, 50000, 200000, 5000000};
 	std::vector<std::string> only;
-	const char *csv = nullptr;
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
+	for (size_t i = 1; i < o.rest.size(); i++) {
+		std::string a = o.rest[i];
 		auto val = [&]() -> const char * {
-			if (i + 1 >= argc) {
+			if (i + 1 >= o.rest.size()) {
 				fprintf(stderr, "%s: %s needs a value\n", argv[0], a.c_str());
 				exit(2);
 			}
-			return argv[++i];
+			return o.rest[++i];
 		};
 		if (a == "--samples") samples = uint32_t(strtoul(val(), nullptr, 10));
-		else if (a == "--quick") quick = true;
-		else if (a == "--csv") csv = val();
 		else if (a == "--mechs") only = split(val());
 		else if (a == "--waits") {
 			waits.clear();
@@ -336,7 +335,7 @@ int bench_idle(int argc, char **argv)
 				waits.push_back(ns);
 			}
 		} else if (a == "-h" || a == "--help") {
-			printf("usage: %s [--samples N] [--quick] [--waits 1us,50us,5ms] [--mechs a,b] [--csv FILE]\n"
+			printf("usage: %s [--samples N] [--quick] [--waits 1us,50us,5ms] [--mechs a,b] [--csv FILE] [--json FILE]\n"
 			       "  --samples N  samples per table cell (default 10000; --quick: 2000, and 200 for waits >= 1 ms)\n",
 			       argv[0]);
 			return 0;
@@ -345,128 +344,111 @@ int bench_idle(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (!o.plot.empty()) {
+		fprintf(stderr, "%s: --plot: only uarch-bench mem draws a plot\n", argv[0]);
+		return 2;
+	}
+	if (!report::check_outputs("uarch-bench idle", o))
+		return 2;
 
 	std::vector<int> cpus = allowed_cpus();
 	int cw = cpus.size() >= 2 ? cpus[0] : -1, ck = cpus.size() >= 2 ? cpus[1] : -1;
 	uarch::idle::ClockSource src;
 	uint64_t hz = uarch::idle::clock_hz(&src);
 	const uarch::IdlePolicy &pol = uarch::state().plan.idle;
-	printf("uarch-bench idle: wake-up latency, waiter on CPU %d, waker on CPU %d\n", cw, ck);
-	printf("policy: %s, spin %u ns, monitor %u ns, c0.1 %u; clock %.3f MHz (%s)\n", uarch_impl("idle_wait"),
-	       pol.spin_ns, pol.monitor_ns, pol.umwait_c01, hz / 1e6, uarch::idle::clock_source_name(src));
-	if (cw < 0)
-		printf("note: fewer than 2 CPUs allowed: threads are not pinned\n");
+	char head[512];
+	snprintf(head, sizeof head,
+		 "uarch-bench idle on %s: wake-up latency, waiter on CPU %d, waker on CPU %d\n"
+		 "policy: %s, spin %u ns, monitor %u ns, c0.1 %u; clock %.3f MHz (%s)%s\n"
+		 "latency in ns: the waker's stamp before its store -> the waiter's stamp after its wait",
+		 cpu_name().c_str(), cw, ck, uarch_impl("idle_wait"), pol.spin_ns, pol.monitor_ns, pol.umwait_c01,
+		 hz / 1e6, uarch::idle::clock_source_name(src),
+		 cw < 0 ? "\nnote: fewer than 2 CPUs allowed: threads are not pinned" : "");
 
 	std::vector<Mech> mechs;
 	for (auto &m : all_mechs())
 		if (only.empty() || std::find(only.begin(), only.end(), m.name) != only.end())
 			mechs.push_back(m);
 
-	FILE *out = csv ? fopen(csv, "w") : nullptr;
-	if (out)
-		fprintf(out, "wait_ns,mechanism,samples,p25,p50,p75,p90,p95,p99,p99.5,p99.9,p99.99,min,max,cpu_share\n");
-
 	static const double qs[] = {25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99};
+	report::Table lat{"latency", head, {"wait", "mechanism", "samples"}, {}, {}};
+	for (double q : qs) {
+		char lab[32];
+		snprintf(lab, sizeof lab, "p%g", q);
+		lat.cols.push_back(lab);
+	}
+	for (const char *c : {"min", "max", "waiter_cpu_pct"})
+		lat.cols.push_back(c);
 	struct Key { uint64_t wait; std::string mech; double p50, share; };
 	std::vector<Key> keys;
 	for (uint64_t wns : waits) {
 		uint32_t n = samples ? samples : quick ? (wns >= 1000000 ? 200 : 2000) : 10000;
-		std::vector<Result> res;
 		for (auto &m : mechs) {
 			// A short warm-up (first-use costs: clock calibration, page
 			// faults, the futex hash) outside the samples.
 			run(m, wns, std::min<uint32_t>(n, wns >= 1000000 ? 5 : 200), cw, ck);
-			res.push_back(run(m, wns, n, cw, ck));
-		}
-		printf("\nwait ~%s, latency in ns (waker's stamp before its store -> waiter's stamp after its wait)\n",
-		       wait_label(wns).c_str());
-		printf("%-12s", "");
-		for (auto &m : mechs)
-			printf(" %19s", m.name.c_str());
-		printf("\n");
-		for (double q : qs) {
-			char lab[32];
-			snprintf(lab, sizeof lab, "%gth", q);
-			printf("%-12s", lab);
-			for (auto &r : res)
-				printf(" %19.0f", pct(r.lat_ns, q));
-			printf("\n");
-		}
-		printf("%-12s", "min");
-		for (auto &r : res)
-			printf(" %19.0f", r.lat_ns.empty() ? 0.0 : r.lat_ns.front());
-		printf("\n%-12s", "max");
-		for (auto &r : res)
-			printf(" %19.0f", r.lat_ns.empty() ? 0.0 : r.lat_ns.back());
-		printf("\n%-12s", "samples");
-		for (auto &r : res)
-			printf(" %19zu", r.lat_ns.size());
-		printf("\n%-12s", "waiter CPU");
-		for (auto &r : res)
-			printf(" %18.1f%%", r.cpu_share * 100);
-		printf("\n");
-		for (size_t i = 0; i < mechs.size(); i++) {
-			keys.push_back({wns, mechs[i].name, pct(res[i].lat_ns, 50), res[i].cpu_share});
-			if (out) {
-				fprintf(out, "%llu,%s,%zu", (unsigned long long)wns, mechs[i].name.c_str(), res[i].lat_ns.size());
-				for (double q : qs)
-					fprintf(out, ",%.0f", pct(res[i].lat_ns, q));
-				fprintf(out, ",%.0f,%.0f,%.4f\n", res[i].lat_ns.front(), res[i].lat_ns.back(), res[i].cpu_share);
-			}
+			Result r = run(m, wns, n, cw, ck);
+			std::vector<report::Cell> row = {wait_label(wns), m.name, {double(r.lat_ns.size()), 0}};
+			for (double q : qs)
+				row.push_back({pct(r.lat_ns, q), 0});
+			row.push_back({r.lat_ns.empty() ? 0.0 : r.lat_ns.front(), 0});
+			row.push_back({r.lat_ns.empty() ? 0.0 : r.lat_ns.back(), 0});
+			row.push_back({r.cpu_share * 100, 1});
+			lat.rows.push_back(row);
+			keys.push_back({wns, m.name, pct(r.lat_ns, 50), r.cpu_share});
 		}
 	}
 
 	// A wake with no sleeper: the call a waker makes when nobody waits.
-	printf("\nwake with no sleeper (ns per call, median of 15 x 200000 calls)\n");
 	Word w;
 	double c_api = ns_per_call([&] { uarch_idle_wake(w.raw(), 1); });
 	double c_core = ns_per_call([&] { uarch::idle_wake(w.raw(), 1); });
 	double c_atomic = ns_per_call([&] { w.a.notify_one(); });
 	double c_futex = ns_per_call([&] { futex(w.raw(), FUTEX_WAKE_PRIVATE, 1); });
-	printf("  uarch_idle_wake (libuarch.so)   %8.1f\n", c_api);
-	printf("  uarch::idle_wake (linked in)    %8.1f\n", c_core);
-	printf("  std::atomic::notify_one         %8.1f\n", c_atomic);
-	printf("  raw FUTEX_WAKE                  %8.1f\n", c_futex);
-	if (out) {
-		fprintf(out, "\nwake_no_sleeper,uarch_idle_wake,%.2f\nwake_no_sleeper,std_atomic_notify_one,%.2f\n"
-			     "wake_no_sleeper,raw_futex_wake,%.2f\n", c_api, c_atomic, c_futex);
-		fclose(out);
-	}
+	report::Table nos{"wake_no_sleeper", "wake with no sleeper (ns per call, median of 15 x 200000 calls)",
+			  {"call", "ns"}, {}, {}};
+	nos.rows = {{"uarch_idle_wake (libuarch.so)", {c_api, 1}},
+		    {"uarch::idle_wake (linked in)", {c_core, 1}},
+		    {"std::atomic::notify_one", {c_atomic, 1}},
+		    {"raw FUTEX_WAKE", {c_futex, 1}}};
 
-	// The targets, where this run has the cells they compare.
+	// The targets, where this run has the cells they compare.
 	auto find = [&](uint64_t wait, const std::string &mech) -> const Key * {
 		for (auto &k : keys)
 			if (k.wait == wait && k.mech == mech)
 				return &k;
 		return nullptr;
 	};
+	report::Table tg{"targets", "targets", {"target", "measured", "limit", "verdict"}, {}, {}};
+	auto target = [&](const std::string &what, double got, double limit, bool ok) {
+		tg.rows.push_back({what, {got, 2}, {limit, 2}, ok ? "ok" : "MISSED"});
+	};
 	std::string pname = std::string("uarch ") + uarch_impl("idle_wait");
-	printf("\ntargets\n");
 	const Key *p1 = find(1000, pname), *s1 = find(1000, "pure spin"), *a1 = find(1000, "std::atomic::wait");
 	if (p1 && s1)
-		printf("  1 us: p50 %.0f ns = %.2fx pure spin's (target <= 1.3x)  %s\n", p1->p50, p1->p50 / s1->p50,
-		       p1->p50 <= 1.3 * s1->p50 ? "ok" : "MISSED");
+		target("1 us: p50 / pure spin's p50", p1->p50 / s1->p50, 1.3, p1->p50 <= 1.3 * s1->p50);
 	if (p1 && a1)
-		printf("  1 us: p50 %.0f ns vs std::atomic::wait's %.0f ns (target <=)  %s\n", p1->p50, a1->p50,
-		       p1->p50 <= a1->p50 ? "ok" : "MISSED");
+		target("1 us: p50 / std::atomic::wait's p50", p1->p50 / a1->p50, 1.0, p1->p50 <= a1->p50);
 	for (uint64_t wns : {uint64_t(20000), uint64_t(200000)}) {
 		const Key *u = find(wns, pname), *x = find(wns, "uarch fixed budget"), *f = find(wns, "raw futex");
 		if (!u || !f)
 			continue;
-		printf("  %s: waiter CPU %.1f%% vs raw futex's %.1f%% (target <= +5 points)  %s\n",
-		       wait_label(wns).c_str(), u->share * 100, f->share * 100,
-		       u->share <= f->share + 0.05 ? "ok" : "MISSED");
+		target(wait_label(wns) + ": waiter CPU % - raw futex's", (u->share - f->share) * 100, 5,
+		       u->share <= f->share + 0.05);
 		if (x)
-			printf("  %s: waiter CPU with the fixed spin budget %.1f%%\n", wait_label(wns).c_str(),
-			       x->share * 100);
+			tg.notes.push_back(wait_label(wns) + ": waiter CPU with the fixed spin budget " +
+					   std::to_string(x->share * 100).substr(0, 5) + "%");
 	}
 	const Key *p5 = find(5000000, pname), *f5 = find(5000000, "raw futex");
 	if (p5)
-		printf("  5 ms: waiter CPU %.2f%% (target <= 5%%)  %s\n", p5->share * 100,
-		       p5->share <= 0.05 ? "ok" : "MISSED");
+		target("5 ms: waiter CPU %", p5->share * 100, 5, p5->share <= 0.05);
 	if (p5 && f5)
-		printf("  5 ms: p50 %.0f ns = %.2fx raw futex's (target <= 1.2x)  %s\n", p5->p50, p5->p50 / f5->p50,
-		       p5->p50 <= 1.2 * f5->p50 ? "ok" : "MISSED");
-	printf("  wake, no sleeper: %.1f ns (target < 20 ns)  %s\n", c_api, c_api < 20 ? "ok" : "MISSED");
-	return 0;
+		target("5 ms: p50 / raw futex's p50", p5->p50 / f5->p50, 1.2, p5->p50 <= 1.2 * f5->p50);
+	target("wake, no sleeper: ns", c_api, 20, c_api < 20);
+
+	bool ok = report::emit("uarch-bench idle", o,
+			       {{"cpu", cpu_name()}, {"idle_wait", uarch_impl("idle_wait")},
+				{"clock", uarch::idle::clock_source_name(src)}},
+			       {lat, nos, tg});
+	return ok ? 0 : 1;
 }

@@ -430,6 +430,10 @@ int bench_sync(int argc, char **argv)
 	benchmark::Initialize(&bargc, args.data());
 	if (benchmark::ReportUnrecognizedArguments(bargc, args.data()))
 		return 2;
+	if (!o.plot.empty()) {
+		fprintf(stderr, "uarch-bench sync: --plot: only uarch-bench mem draws a plot\n");
+		return 2;
+	}
 	if (!report::check_outputs("uarch-bench sync", o))
 		return 2;
 	Collector rep;
