@@ -168,23 +168,6 @@ TEST(Api, VariantsNeverFault)
 	EXPECT_GE(ran, 2);
 }
 
-TEST(Api, BarriersAndRelaxRun)
-{
-	// x86-64: rmb/wmb are compiler barriers, cpu_relax is pause; all
-	// must return, inline and exported. Their ordering is the litmus test's.
-	uarch_smp_mb();
-	uarch_smp_rmb();
-	uarch_smp_wmb();
-	uarch_cpu_relax();
-	for (const Exported *e : {&dl(), &sync_test::exported_noinline()}) {
-		e->smp_mb();
-		e->smp_rmb();
-		e->smp_wmb();
-		e->cpu_relax();
-	}
-	SUCCEED();
-}
-
 // Both ways of reaching the library see the same binding, and it is the
 // one the policy picks for this CPU.
 TEST(Api, BindingNames)
