@@ -69,6 +69,7 @@ constexpr size_t kAlias = 1088;   // src - dst modulo 4096
 struct Work {
 	std::vector<uint32_t> size;        // per call: size
 	std::vector<uint16_t> off;         // per call: offset from the bases
+	std::vector<uint16_t> soff;        // per call: the source's, when it differs (profiles)
 	size_t bytes = 0;                  // sum of sizes of one batch
 	size_t dmis = 0, smis = 0;         // misalignment added to dst, src
 };
@@ -154,9 +155,13 @@ void run(benchmark::State &st, Op op, int side, const Work *w, const Buffers *b)
 		if (op == op_memset) {
 			for (size_t i = 0; i < calls; i++)
 				set(d + off[i], int(i), size[i]);
-		} else {
+		} else if (w->soff.empty()) {
 			for (size_t i = 0; i < calls; i++)
 				copy(d + off[i], s + off[i], size[i]);
+		} else {
+			const uint16_t *soff = w->soff.data();
+			for (size_t i = 0; i < calls; i++)
+				copy(d + off[i], s + soff[i], size[i]);
 		}
 		benchmark::ClobberMemory();
 	}
@@ -397,6 +402,39 @@ int bench_mem(int argc, char **argv)
 				add(op, "fixed" + std::to_string(n), mis, fixed_work(n, n <= 1024 ? 1024 : 128, mis), &small);
 			for (size_t n : big)
 				add(op, "large" + std::to_string(n >> 10) + "K", mis, fixed_work(n, 1, mis), &large);
+		}
+	// The committed profiles of real programs (tests/data/profiles,
+	// uarch-prof), replayed next to the synthetic cases: their recorded
+	// sizes and both alignments, drawn with a fixed seed; "recorded" in
+	// the align column. --quick: memcpy only.
+	for (const std::string &path : committed_profiles())
+		for (Op op : ops) {
+			Work w;
+			std::vector<uint32_t> size, doff, soff;
+			std::string why;
+			if (!profile_batch(path, uint32_t(op), &size, &doff, &soff, &why)) {
+				fprintf(stderr, "uarch-bench mem: %s: %s\n", path.c_str(), why.c_str());
+				return 2;
+			}
+			if (size.empty() || (quick && op != op_memcpy))
+				continue;
+			for (size_t i = 0; i < size.size(); i++) {
+				w.size.push_back(size[i]);
+				w.off.push_back(uint16_t(doff[i]));
+				w.soff.push_back(uint16_t(soff[i]));
+				w.bytes += size[i];
+			}
+			std::string name = path.substr(path.rfind('/') + 1);
+			name = "profile-" + name.substr(0, name.size() - 6);
+			works.push_back(std::move(w));
+			const Work *wp = &works.back();
+			std::string base = std::string(op_names[op]) + "/" + name + "/recorded";
+			order.push_back(base);
+			for (int side = 0; side < 2; side++) {
+				auto *bm = benchmark::RegisterBenchmark((base + "/" + side_names[side]).c_str(),
+					[op, side, wp](benchmark::State &st) { run(st, op, side, wp, &large); });
+				bm->ComputeStatistics("min", [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); });
+			}
 		}
 
 	int bargc = int(args.size());

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <dirent.h>
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -56,7 +58,8 @@ size_t draw(std::mt19937_64 &rng, const uint64_t *w, size_t n, uint64_t total)
 	return n - 1;
 }
 
-bool build(Replay *rp, const OpCounts &o)
+// Fills rp's sizes and offsets (no buffers); false when o has no calls.
+bool draw_batch(Replay *rp, const OpCounts &o, uint64_t *maxn_out)
 {
 	uint64_t calls = 0, dtot = 0, stot = 0;
 	for (uint32_t i = 0; i < size_slots; i++)
@@ -80,6 +83,15 @@ bool build(Replay *rp, const OpCounts &o)
 		rp->bytes += n;
 		maxn = std::max(maxn, n);
 	}
+	*maxn_out = maxn;
+	return true;
+}
+
+bool build(Replay *rp, const OpCounts &o)
+{
+	uint64_t maxn = 0;
+	if (!draw_batch(rp, o, &maxn))
+		return false;
 	size_t len = (maxn + 8192 + 4095) / 4096 * 4096;
 	// Two regions, src 1088 bytes past a page boundary from dst (as in the
 	// other cases: no 4 KiB aliasing between a load and a recent store).
@@ -147,6 +159,42 @@ public:
 };
 
 } // namespace
+
+bool profile_batch(const std::string &path, uint32_t op, std::vector<uint32_t> *size, std::vector<uint32_t> *doff,
+		   std::vector<uint32_t> *soff, std::string *why)
+{
+	Profile p;
+	if (!load(path, &p, why))
+		return false;
+	Replay r;
+	uint64_t maxn = 0;
+	if (op < p_op_count && draw_batch(&r, p.counts.op[op], &maxn)) {
+		*size = std::move(r.size);
+		*doff = std::move(r.doff);
+		*soff = std::move(r.soff);
+	}
+	return true;
+}
+
+std::vector<std::string> committed_profiles()
+{
+	std::vector<std::string> out;
+	for (const char *dir : {UARCH_PROFILES_SOURCE_DIR, UARCH_PROFILES_INSTALL_DIR}) {
+		DIR *d = opendir(dir);
+		if (!d)
+			continue;
+		while (dirent *e = readdir(d)) {
+			std::string n = e->d_name;
+			if (n.size() > 6 && n.compare(n.size() - 6, 6, ".uprof") == 0)
+				out.push_back(std::string(dir) + "/" + n);
+		}
+		closedir(d);
+		if (!out.empty())
+			break;
+	}
+	std::sort(out.begin(), out.end());
+	return out;
+}
 
 int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *> args, const report::Options &o)
 {
