@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dispatch/bind.h"
+#include "dispatch/libc_names.h"
 #include "dispatch/state.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -39,60 +40,5 @@ UARCH_BIND(memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
 extern "C" EXPORT const char *uarch_preload_binding(void) { return "pointer"; }
 #endif
 
-extern "C" {
-
-// The C library's fortify failure: prints "*** buffer overflow detected ***"
-// and aborts. The one place uarch ends a process, as the contract demands.
-[[noreturn]] void __chk_fail(void);
-
-EXPORT void *mempcpy(void *d, const void *s, size_t n)
-{
-	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
-}
-
-EXPORT void *__mempcpy(void *d, const void *s, size_t n)
-{
-	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
-}
-
-EXPORT void bzero(void *d, size_t n) { uarch::bound_memset(d, 0, n); }
-
-// The stores must happen although the buffer is dead afterwards: the
-// empty asm with d as an input and a memory clobber makes them observable.
-EXPORT void explicit_bzero(void *d, size_t n)
-{
-	uarch::bound_memset(d, 0, n);
-	__asm__ __volatile__("" :: "r"(d) : "memory");
-}
-
-// _FORTIFY_SOURCE: dstlen is the size of the destination object as the
-// compiler knows it. Too small: fail before anything is written.
-EXPORT void *__memcpy_chk(void *d, const void *s, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	return uarch::bound_memcpy(d, s, n);
-}
-
-EXPORT void *__memmove_chk(void *d, const void *s, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	return uarch::bound_memmove(d, s, n);
-}
-
-EXPORT void *__memset_chk(void *d, int c, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	return uarch::bound_memset(d, c, n);
-}
-
-EXPORT void *__mempcpy_chk(void *d, const void *s, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
-}
-
-} // extern "C"
+// mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms.
+UARCH_LIBC_NAMES()
