@@ -23,4 +23,4 @@ UARCH_BIND(__wrap_memmove, op_memmove, void *, (void *d, const void *s, size_t n
 UARCH_BIND(__wrap_memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
 
 // mempcpy, bzero, explicit_bzero and the _chk forms, as __wrap_*.
-UARCH_LIBC_NAMES(__wrap_)
+UARCH_LIBC_NAMES(__wrap_, UARCH_LIBC_NO_NOTE)

@@ -41,4 +41,4 @@ extern "C" EXPORT const char *uarch_preload_binding(void) { return "pointer"; }
 #endif
 
 // mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms.
-UARCH_LIBC_NAMES()
+UARCH_LIBC_NAMES(, UARCH_LIBC_NO_NOTE)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include "dispatch/bind.h"
+#include "dispatch/libc_names.h"
 #include "sys/sys.h"
 #include "preload/record_format.h"
 
@@ -203,8 +204,6 @@ __attribute__((destructor(102))) void record_fini() { write_profile(); }
 
 extern "C" {
 
-[[noreturn]] void __chk_fail(void);
-
 EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
 	note(e_memcpy, p_memcpy, d, s, n);
@@ -223,61 +222,9 @@ EXPORT void *memset(void *d, int c, size_t n)
 	return uarch::bound_memset(d, c, n);
 }
 
-EXPORT void *mempcpy(void *d, const void *s, size_t n)
-{
-	note(e_mempcpy, p_memcpy, d, s, n);
-	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
-}
-
-EXPORT void *__mempcpy(void *d, const void *s, size_t n)
-{
-	note(e___mempcpy, p_memcpy, d, s, n);
-	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
-}
-
-EXPORT void bzero(void *d, size_t n)
-{
-	note(e_bzero, p_memset, d, nullptr, n);
-	uarch::bound_memset(d, 0, n);
-}
-
-EXPORT void explicit_bzero(void *d, size_t n)
-{
-	note(e_explicit_bzero, p_memset, d, nullptr, n);
-	uarch::bound_memset(d, 0, n);
-	__asm__ __volatile__("" :: "r"(d) : "memory");
-}
-
-EXPORT void *__memcpy_chk(void *d, const void *s, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	note(e___memcpy_chk, p_memcpy, d, s, n);
-	return uarch::bound_memcpy(d, s, n);
-}
-
-EXPORT void *__memmove_chk(void *d, const void *s, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	note(e___memmove_chk, p_memmove, d, s, n);
-	return uarch::bound_memmove(d, s, n);
-}
-
-EXPORT void *__memset_chk(void *d, int c, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	note(e___memset_chk, p_memset, d, nullptr, n);
-	return uarch::bound_memset(d, c, n);
-}
-
-EXPORT void *__mempcpy_chk(void *d, const void *s, size_t n, size_t dstlen)
-{
-	if (__builtin_expect(dstlen < n, 0))
-		__chk_fail();
-	note(e___mempcpy_chk, p_memcpy, d, s, n);
-	return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;
-}
-
 } // extern "C"
+
+// mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms, each
+// counted under its own entry and folded into its op.
+#define UARCH_RECORD_NOTE(name, op, d, s, n) note(e_##name, p_##op, d, s, n);
+UARCH_LIBC_NAMES(, UARCH_RECORD_NOTE)
