@@ -294,7 +294,9 @@ __attribute__((noinline)) void move_large(char *d, const char *s, size_t n, cons
 // them aligned 4-vector groups from the first 2 * V::size-aligned address
 // past the head (so each group covers whole cache lines when V::size >= 32).
 // A group starts below d + n - 4 * size, so it ends inside [d, d + n).
-template <class V>
+// NT: the groups as non-temporal stores (a fill larger than the cache share
+// would evict everything else and pay a read for ownership per line).
+template <class V, bool NT = false>
 UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 {
 	constexpr size_t w = V::size;
@@ -302,31 +304,15 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(2 * w - 1));
 	char *end = d + n - 4 * w;
 	for (; dl < end; dl += 4 * w) {
-		V::store_aligned(dl, v);
-		V::store_aligned(dl + w, v);
-		V::store_aligned(dl + 2 * w, v);
-		V::store_aligned(dl + 3 * w, v);
+		for (size_t i = 0; i < 4 * w; i += w) {
+			if (NT)
+				V::stream(dl + i, v);
+			else
+				V::store_aligned(dl + i, v);
+		}
 	}
-	set_head_tail<V, 2>(end, v, 4 * w);
-}
-
-// The same with non-temporal stores for the aligned groups (n >= 8 *
-// V::size): a fill larger than the cache share would evict everything else
-// and pay a read for ownership per line.
-template <class V>
-UARCH_INLINE void set_fwd_loop_nt(char *d, typename V::T v, size_t n)
-{
-	constexpr size_t w = V::size;
-	set_head_tail<V, 2>(d, v, 4 * w);
-	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(2 * w - 1));
-	char *end = d + n - 4 * w;
-	for (; dl < end; dl += 4 * w) {
-		V::stream(dl, v);
-		V::stream(dl + w, v);
-		V::stream(dl + 2 * w, v);
-		V::stream(dl + 3 * w, v);
-	}
-	__asm__ __volatile__("sfence" ::: "memory");   // NT stores are weakly ordered
+	if (NT)
+		__asm__ __volatile__("sfence" ::: "memory");   // NT stores are weakly ordered
 	set_head_tail<V, 2>(end, v, 4 * w);
 }
 
@@ -351,7 +337,7 @@ __attribute__((noinline)) void set_large(char *d, uint8_t c, size_t n, const Mem
 	// Past the non-temporal threshold and outside the rep stosb window
 	// (which the policy ends there where streaming fills win).
 	if (p.nt_min && n >= p.nt_min) {
-		set_fwd_loop_nt<V>(d, v, n);
+		set_fwd_loop<V, true>(d, v, n);
 		return;
 	}
 	set_fwd_loop<V>(d, v, n);
