@@ -167,58 +167,13 @@ void run(benchmark::State &st, Op op, int side, const Work *w, const Buffers *b)
 	}
 	st.SetItemsProcessed(int64_t(st.iterations() * calls));
 	st.SetBytesProcessed(int64_t(st.iterations() * w->bytes));
-	st.counters["calls"] = double(calls);
+	st.counters["per"] = double(calls);
 }
 
 struct Row {
 	std::string op, name, align;
 	double ns[2] = {NAN, NAN};   // per call, [libc, uarch]
 	double ratio() const { return ns[0] / ns[1]; }
-};
-
-// Collects per-call times (medians when repetitions give aggregates) while
-// the console reporter prints as usual.
-class Collector : public report::Quiet {
-public:
-	std::map<std::string, Row> rows;
-	std::map<std::string, bool> have_median;
-	std::string stat = "median";   // the aggregate the table uses
-
-	void ReportRuns(const std::vector<Run> &runs) override
-	{
-		Quiet::ReportRuns(runs);
-		for (const Run &r : runs) {
-			if (r.error_occurred)
-				continue;
-			bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == stat;
-			if (r.run_type == Run::RT_Aggregate && !median)
-				continue;
-			// name: op/case/align/side
-			std::string name = r.run_name.function_name;
-			size_t cut = name.rfind('/');
-			std::string key = name.substr(0, cut), side = name.substr(cut + 1);
-			int si = side == side_names[1] ? 1 : 0;
-			std::string skey = key + "/" + side;
-			if (!median && have_median[skey])
-				continue;
-			if (median)
-				have_median[skey] = true;
-			auto it = r.counters.find("calls");
-			double calls = it == r.counters.end() ? 1 : double(it->second);
-			if (!rows.count(key)) {
-				Row row;
-				size_t a = key.find('/'), c = key.rfind('/');
-				row.op = key.substr(0, a);
-				row.name = key.substr(a + 1, c - a - 1);
-				row.align = key.substr(c + 1);
-				rows[key] = row;
-			}
-			// CPU time per iteration in the run's time unit (ns): unlike
-			// wall time it does not count time the process was descheduled,
-			// which on a shared machine would swamp the differences.
-			rows[key].ns[si] = r.GetAdjustedCPUTime() / calls;
-		}
-	}
 };
 
 // --preload LIB: the same variants on both sides, called through
@@ -265,16 +220,16 @@ bool use_preload_sides(const std::string &lib)
 	return true;
 }
 
-bool write_plot(const std::string &png, const std::vector<const Row *> &rows)
+bool write_plot(const std::string &png, const std::vector<Row> &rows)
 {
 	std::string dat = png + ".dat", gp = png + ".gp";
 	FILE *f = fopen(dat.c_str(), "w");
 	if (!f)
 		return false;
 	for (size_t i = 0; i < rows.size(); i++)
-		fprintf(f, "%zu %.4f \"%s %s %s\" %d\n", i, rows[i]->ratio(), rows[i]->op.c_str(),
-			rows[i]->name.c_str(), rows[i]->align == "aligned" ? "a" : "m",
-			rows[i]->op == "memcpy" ? 1 : rows[i]->op == "memmove" ? 2 : 3);
+		fprintf(f, "%zu %.4f \"%s %s %s\" %d\n", i, rows[i].ratio(), rows[i].op.c_str(),
+			rows[i].name.c_str(), rows[i].align == "aligned" ? "a" : rows[i].align == "misaligned" ? "m" : "r",
+			rows[i].op == "memcpy" ? 1 : rows[i].op == "memmove" ? 2 : 3);
 	fclose(f);
 	f = fopen(gp.c_str(), "w");
 	if (!f)
@@ -364,10 +319,10 @@ int bench_mem(int argc, char **argv)
 	static Buffers small(16384), large(size_t(64) << 20);
 	static std::deque<Work> works;   // push_back keeps addresses stable
 	std::vector<std::string> order;  // the table's rows: as registered, not as run
-	auto add = [&](Op op, const std::string &name, bool mis, Work w, const Buffers *b) {
+	auto add = [&](Op op, const std::string &name, const std::string &align, Work w, const Buffers *b) {
 		works.push_back(std::move(w));
 		const Work *wp = &works.back();
-		std::string base = std::string(op_names[op]) + "/" + name + "/" + (mis ? "misaligned" : "aligned");
+		std::string base = std::string(op_names[op]) + "/" + name + "/" + align;
 		order.push_back(base);
 		for (int side = 0; side < 2; side++) {
 			auto *bm = benchmark::RegisterBenchmark((base + "/" + side_names[side]).c_str(),
@@ -395,13 +350,13 @@ int bench_mem(int argc, char **argv)
 			for (uint32_t m : uniform) {
 				if (quick && m != 64 && m != 256)
 					continue;
-				add(op, "uniform0-" + std::to_string(m), mis, random_work(m, false, mis, 42 + m), &small);
+				add(op, "uniform0-" + std::to_string(m), mis ? "misaligned" : "aligned", random_work(m, false, mis, 42 + m), &small);
 			}
-			add(op, "fleet", mis, random_work(0, true, mis, 7), &small);
+			add(op, "fleet", mis ? "misaligned" : "aligned", random_work(0, true, mis, 7), &small);
 			for (size_t n : fixed)
-				add(op, "fixed" + std::to_string(n), mis, fixed_work(n, n <= 1024 ? 1024 : 128, mis), &small);
+				add(op, "fixed" + std::to_string(n), mis ? "misaligned" : "aligned", fixed_work(n, n <= 1024 ? 1024 : 128, mis), &small);
 			for (size_t n : big)
-				add(op, "large" + std::to_string(n >> 10) + "K", mis, fixed_work(n, 1, mis), &large);
+				add(op, "large" + std::to_string(n >> 10) + "K", mis ? "misaligned" : "aligned", fixed_work(n, 1, mis), &large);
 		}
 	// The committed profiles of real programs (tests/data/profiles,
 	// uarch-prof), replayed next to the synthetic cases: their recorded
@@ -425,16 +380,7 @@ int bench_mem(int argc, char **argv)
 				w.bytes += size[i];
 			}
 			std::string name = path.substr(path.rfind('/') + 1);
-			name = "profile-" + name.substr(0, name.size() - 6);
-			works.push_back(std::move(w));
-			const Work *wp = &works.back();
-			std::string base = std::string(op_names[op]) + "/" + name + "/recorded";
-			order.push_back(base);
-			for (int side = 0; side < 2; side++) {
-				auto *bm = benchmark::RegisterBenchmark((base + "/" + side_names[side]).c_str(),
-					[op, side, wp](benchmark::State &st) { run(st, op, side, wp, &large); });
-				bm->ComputeStatistics("min", [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); });
-			}
+			add(op, "profile-" + name.substr(0, name.size() - 6), "recorded", std::move(w), &large);
 		}
 
 	int bargc = int(args.size());
@@ -447,17 +393,24 @@ int bench_mem(int argc, char **argv)
 	// path fails before minutes of work.
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
-	Collector rep;
+	report::Medians rep;
 	rep.stat = stat;
 	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
 	benchmark::Shutdown();
 
-	std::vector<const Row *> done;
+	// The table's rows: as registered (op/case/align), not as run.
+	std::vector<Row> done;
 	for (const std::string &k : order) {
-		auto it = rep.rows.find(k);
-		if (it != rep.rows.end() && !std::isnan(it->second.ns[0]) && !std::isnan(it->second.ns[1]))
-			done.push_back(&it->second);
+		Row r;
+		size_t a = k.find('/'), c = k.rfind('/');
+		r.op = k.substr(0, a);
+		r.name = k.substr(a + 1, c - a - 1);
+		r.align = k.substr(c + 1);
+		for (int side = 0; side < 2; side++)
+			r.ns[side] = rep.get(k + "/" + side_names[side]);
+		if (!std::isnan(r.ns[0]) && !std::isnan(r.ns[1]))
+			done.push_back(r);
 	}
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
@@ -467,15 +420,12 @@ int bench_mem(int argc, char **argv)
 			    stat + " of the repetitions";
 	report::Table t{"mem", title, {"op", "case", "align", std::string(side_names[0]) + "_ns",
 				       std::string(side_names[1]) + "_ns", "ratio"}, {}, {}};
-	std::map<std::string, std::pair<double, int>> geo;
-	for (const Row *r : done) {
-		t.rows.push_back({r->op, r->name, r->align, {r->ns[0], 3}, {r->ns[1], 3}, {r->ratio(), 3}});
-		geo[r->op].first += std::log(r->ratio());
-		geo[r->op].second++;
+	std::vector<std::pair<std::string, double>> ratios;
+	for (const Row &r : done) {
+		t.rows.push_back({r.op, r.name, r.align, {r.ns[0], 3}, {r.ns[1], 3}, {r.ratio(), 3}});
+		ratios.push_back({r.op, r.ratio()});
 	}
-	report::Table g{"geomean", "geometric mean ratio per op", {"op", "cases", "ratio"}, {}, {}};
-	for (auto &[op, gm] : geo)
-		g.rows.push_back({op, {double(gm.second), 0}, {std::exp(gm.first / gm.second), 3}});
+	report::Table g = report::geomean("geometric mean ratio per op", ratios);
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", stat}},

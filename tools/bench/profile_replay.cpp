@@ -134,29 +134,8 @@ void run(benchmark::State &st, const Replay *rp, void *fn)
 	}
 	st.SetItemsProcessed(int64_t(st.iterations() * kCalls));
 	st.SetBytesProcessed(int64_t(st.iterations() * rp->bytes));
+	st.counters["per"] = double(kCalls);
 }
-
-// name "profile/<profile>/<op>/<side>" -> CPU ns per call (the median).
-class Collector : public report::Quiet {
-public:
-	std::map<std::string, double> ns;
-	std::string stat = "median";
-	void ReportRuns(const std::vector<Run> &runs) override
-	{
-		Quiet::ReportRuns(runs);
-		for (const Run &r : runs) {
-			if (r.error_occurred)
-				continue;
-			bool agg = r.run_type == Run::RT_Aggregate;
-			if (agg && r.aggregate_name != stat)
-				continue;
-			std::string key = r.run_name.function_name;
-			if (!agg && ns.count(key))
-				continue;
-			ns[key] = r.GetAdjustedCPUTime() / double(kCalls);
-		}
-	}
-};
 
 } // namespace
 
@@ -258,7 +237,7 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 		return 2;
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
-	Collector rep;
+	report::Medians rep;
 	rep.stat = o.min ? "min" : "median";
 	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
@@ -272,26 +251,23 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 	report::Table t{"profiles", title, {"op", "case", "align", "libc_ns", "uarch_ns", "ratio"}, {}, {}};
 	report::Table v{"variants", "variants: C library time / variant time, per profile",
 			{"op", "case", "variant", "variant_ns", "ratio"}, {}, {}};
-	std::map<std::string, std::pair<double, int>> geo;
+	std::vector<std::pair<std::string, double>> ratios;
 	for (const std::string &base : order) {
 		size_t a = base.find('/'), b = base.rfind('/');
 		std::string name = base.substr(a + 1, b - a - 1), op = base.substr(b + 1);
-		double l = rep.ns[base + "/libc"], u = rep.ns[base + "/uarch"];
+		double l = rep.get(base + "/libc"), u = rep.get(base + "/uarch");
 		if (!(l > 0 && u > 0))
 			continue;
 		t.rows.push_back({op, name, "recorded", {l, 3}, {u, 3}, {l / u, 3}});
-		geo[op].first += std::log(l / u);
-		geo[op].second++;
+		ratios.push_back({op, l / u});
 		uint32_t opi = op == "memcpy" ? p_memcpy : op == "memmove" ? p_memmove : p_memset;
 		for (size_t k = 2; k < sides[opi].size(); k++) {
-			double x = rep.ns[base + "/" + sides[opi][k].name];
+			double x = rep.get(base + "/" + sides[opi][k].name);
 			if (x > 0)
 				v.rows.push_back({op, name, sides[opi][k].name, {x, 3}, {l / x, 3}});
 		}
 	}
-	report::Table g{"geomean", "geometric mean ratio per op over the profiles", {"op", "profiles", "ratio"}, {}, {}};
-	for (auto &[op, gm] : geo)
-		g.rows.push_back({op, {double(gm.second), 0}, {std::exp(gm.first / gm.second), 3}});
+	report::Table g = report::geomean("geometric mean ratio per op over the profiles", ratios);
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", rep.stat}},

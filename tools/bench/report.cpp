@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <algorithm>
+#include <cmath>
 
 namespace report {
 
@@ -187,6 +188,43 @@ bool emit(const char *prog, const Options &o, const std::vector<std::pair<std::s
 			fprintf(stderr, "%s: %s: write failed\n", prog, o.json.c_str());
 	}
 	return ok;
+}
+
+void Medians::ReportRuns(const std::vector<Run> &runs)
+{
+	Quiet::ReportRuns(runs);
+	for (const Run &r : runs) {
+		if (r.error_occurred)
+			continue;
+		bool agg = r.run_type == Run::RT_Aggregate;
+		if (agg && r.aggregate_name != stat)
+			continue;
+		std::string key = r.run_name.function_name;
+		if (!agg && from_stat_[key])
+			continue;
+		from_stat_[key] = agg;
+		auto it = r.counters.find("per");
+		ns_[key] = r.GetAdjustedCPUTime() / (it == r.counters.end() ? 1.0 : double(it->second));
+	}
+}
+
+double Medians::get(const std::string &name) const
+{
+	auto it = ns_.find(name);
+	return it == ns_.end() ? NAN : it->second;
+}
+
+Table geomean(const std::string &title, const std::vector<std::pair<std::string, double>> &op_ratio)
+{
+	std::map<std::string, std::pair<double, int>> g;
+	for (const auto &[op, r] : op_ratio) {
+		g[op].first += std::log(r);
+		g[op].second++;
+	}
+	Table t{"geomean", title, {"op", "cases", "ratio"}, {}, {}};
+	for (const auto &[op, x] : g)
+		t.rows.push_back({op, {double(x.second), 0}, {std::exp(x.first / x.second), 3}});
+	return t;
 }
 
 } // namespace report

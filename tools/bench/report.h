@@ -6,6 +6,7 @@
 #pragma once
 #include <benchmark/benchmark.h>
 #include <stdio.h>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,5 +74,22 @@ public:
 			ConsoleReporter::Finalize();
 	}
 };
+
+// CPU time per item of every run, keyed by the benchmark's name: the
+// aggregate `stat` ("median", "min") when repetitions give one, the run
+// itself otherwise; an item is 1 / the run's counter "per" (1 if none).
+// CPU time, not wall time: a busy machine's descheduling does not count.
+class Medians : public Quiet {
+public:
+	std::string stat = "median";
+	void ReportRuns(const std::vector<Run> &runs) override;
+	double get(const std::string &name) const;   // NAN when missing
+private:
+	std::map<std::string, double> ns_;
+	std::map<std::string, bool> from_stat_;
+};
+
+// The geometric mean of each op's ratios, as a table.
+Table geomean(const std::string &title, const std::vector<std::pair<std::string, double>> &op_ratio);
 
 } // namespace report

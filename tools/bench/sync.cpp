@@ -285,39 +285,6 @@ long anon_huge_kb()
 
 // ---- results -----------------------------------------------------------------
 
-// ns per inner item (CPU time), keyed "group/case"; the median when
-// repetitions give aggregates.
-class Collector : public report::Quiet {
-public:
-	std::map<std::string, double> ns;
-	std::map<std::string, bool> from_stat;
-	std::string stat = "median";
-
-	void ReportRuns(const std::vector<Run> &runs) override
-	{
-		Quiet::ReportRuns(runs);
-		for (const Run &r : runs) {
-			if (r.error_occurred)
-				continue;
-			bool agg = r.run_type == Run::RT_Aggregate;
-			if (agg && r.aggregate_name != stat)
-				continue;
-			std::string key = r.run_name.function_name;
-			if (!agg && from_stat[key])
-				continue;
-			from_stat[key] = agg;
-			auto it = r.counters.find("per");
-			double per = it == r.counters.end() ? 1 : double(it->second);
-			ns[key] = r.GetAdjustedCPUTime() / per;
-		}
-	}
-	double get(const std::string &k) const
-	{
-		auto it = ns.find(k);
-		return it == ns.end() ? NAN : it->second;
-	}
-};
-
 struct Case {
 	const char *key;    // benchmark name
 	const char *label;  // table label
@@ -436,7 +403,7 @@ int bench_sync(int argc, char **argv)
 	}
 	if (!report::check_outputs("uarch-bench sync", o))
 		return 2;
-	Collector rep;
+	report::Medians rep;
 	rep.stat = stat;
 	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
