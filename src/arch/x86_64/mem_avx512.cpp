@@ -1,10 +1,12 @@
 // AVX-512 (F+BW+VL, BMI2) memcpy/memmove/memset: the ladder of
-// mem_ladder.h with its one deliberate difference at the bottom: n <= 64
+// mem_ladder.h with its one deliberate difference at the bottom: n < 64
 // is a single branchless class (two byte-masked ymm moves, the mask from
 // bzhi: masked-off bytes are neither read nor written and cannot fault,
 // so n == 0 touches nothing). ymm there keeps the small sizes off the
-// 512-bit frequency license. zmm above: (64,1024] in registers for copies
-// (16 zmm loads before the stores), (64,512] for fills, 4-zmm loops above.
+// 512-bit frequency license; and one masked zmm move was no faster than
+// two masked ymm ones, and much slower where it splits a cache line
+// (Sapphire Rapids guest: 2.7-3.4 ns against 1.5). zmm above: [64,512]
+// in registers (8 zmm loads before the stores), 4-zmm loops above.
 #include <immintrin.h>
 #include "arch/x86_64/mem.h"
 #if defined(__clang__)
@@ -31,7 +33,12 @@ struct Zmm {
 struct Avx512 {
 	using V = Zmm;
 	static constexpr bool masked_small = true;
-	static constexpr size_t move_in_registers = 1024;
+	// 512, not 1024: the 16-zmm class stores every vector unaligned, and
+	// split stores made fixed copies of 600-1024 bytes to a misaligned
+	// dst 0.63-0.85x glibc's (whose loop aligns dst), against 0.93-1.06x
+	// through the loop; random sizes 0-1024 lose 1-2% by it (Sapphire
+	// Rapids guest, back-to-back calls).
+	static constexpr size_t move_in_registers = 512;
 	static constexpr size_t set_in_registers = 512;
 	// Inline, the 4-zmm loop makes gcc realign the stack for every size
 	// above 64 (a 64-byte-aligned frame for zmm spills): behind the call.

@@ -105,12 +105,19 @@ UARCH_INLINE void copy_head_tail(char *d, const char *s, size_t n)
 {
 	constexpr size_t w = V::size;
 	typename V::T h[K], t[K];
+	// Unrolled, so h and t live in registers: gcc 12 left K = 8 (the
+	// 16-zmm class) as loops over a stack array, which made avx512 copies
+	// of 513-1024 bytes 2.4x slower than glibc's (Sapphire Rapids guest).
+#pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		h[i] = V::load(s + i * w);
+#pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		t[i] = V::load(s + n - (K - i) * w);
+#pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		V::store(d + i * w, h[i]);
+#pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		V::store(d + n - (K - i) * w, t[i]);
 }
@@ -141,8 +148,10 @@ UARCH_INLINE void set_4x_clamped(char *d, typename B::T v, size_t n)
 template <class V, int K>
 UARCH_INLINE void set_head_tail(char *d, typename V::T v, size_t n)
 {
+#pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		V::store(d + i * V::size, v);
+#pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		V::store(d + n - (K - i) * V::size, v);
 }
@@ -262,37 +271,58 @@ UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
 // memmove for n > 4 * V::size (the sizes the caller does not keep in
 // registers): rep movsb inside its window when forward, far apart and
 // allowed; non-temporal stores for big non-overlapping copies; otherwise
-// the vector loops. Shared by memcpy (which tolerates overlap).
+// the vector loops. Shared by memcpy (which tolerates overlap). Returns d,
+// so that the entry reaches it by a tail jump with no frame of its own.
 template <class V>
-__attribute__((noinline)) void move_large(char *d, const char *s, size_t n, const MemParams &p)
+void *move_large(char *d, const char *s, size_t n, const MemParams &p);
+
+// The first large copy of the process: the thresholds are completed
+// (finish_mem_params), then it runs as any other. Out of line, so that
+// move_large itself needs no frame for the call (with one, gcc aligned the
+// stack to 64 bytes and saved three registers on every large copy).
+template <class V>
+__attribute__((noinline, cold)) void *move_large_first(char *d, const char *s, size_t n)
+{
+	finish_mem_params();
+	return move_large<V>(d, s, n, mem_params);
+}
+
+template <class V>
+__attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
 {
 	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
-		finish_mem_params();
+		return move_large_first<V>(d, s, n);
 	uintptr_t ahead = uintptr_t(d) - uintptr_t(s);
 	if (ahead < n) {                // d > s, overlapping: backward, never rep movsb
 		if (ahead)
 			copy_bwd_loop<V>(d, s, n);
-		return;
+		return d;
 	}
 	// Forward from here: disjoint, or d < s.
-	if (n >= p.movsb_min && n < p.movsb_max && n > 64 && movsb_distance_ok(d, s)) {
+	// The windows' tests are 'unlikely' for the layout: the loop, which
+	// the smaller (more frequent) sizes take, falls through.
+	if (__builtin_expect(n >= p.movsb_min && n < p.movsb_max && n > 64 && movsb_distance_ok(d, s), 0)) {
 		// Zen 3 runs rep movsb slowly to a misaligned dst: copy up to the
 		// next 64-byte boundary with vectors, then the rest.
 		size_t skew = (0 - uintptr_t(d)) & 63;
 		for (size_t i = 0; i < 64; i += V::size)
 			V::store(d + i, V::load(s + i));
 		rep_movsb(d + skew, s + skew, n - skew);
-		return;
+		return d;
 	}
-	if (p.nt_min && n >= p.nt_min && uintptr_t(s) - uintptr_t(d) >= n)
+	if (__builtin_expect(p.nt_min && n >= p.nt_min && uintptr_t(s) - uintptr_t(d) >= n, 0))
 		copy_fwd_loop<V, true>(d, s, n);
 	else
 		copy_fwd_loop<V, false>(d, s, n);
+	return d;
 }
 
 // Fill, n >= 4 * V::size: four vectors unaligned at each end, and between
-// them aligned 4-vector groups from the first 2 * V::size-aligned address
-// past the head (so each group covers whole cache lines when V::size >= 32).
+// them aligned 4-vector groups from the first aligned address past the
+// head: 2 * V::size-aligned for xmm and ymm (so each group covers whole
+// cache lines when V::size >= 32), V::size-aligned for zmm (a line each
+// already; aligning to 128 made fills of 768-2048 bytes 4-14% slower,
+// Sapphire Rapids guest).
 // A group starts below d + n - 4 * size, so it ends inside [d, d + n).
 // NT: the groups as non-temporal stores (a fill larger than the cache share
 // would evict everything else and pay a read for ownership per line).
@@ -301,7 +331,8 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 {
 	constexpr size_t w = V::size;
 	set_head_tail<V, 2>(d, v, 4 * w);
-	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(2 * w - 1));
+	constexpr size_t align = w >= 64 ? w : 2 * w;
+	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(align - 1));
 	char *end = d + n - 4 * w;
 	for (; dl < end; dl += 4 * w) {
 		for (size_t i = 0; i < 4 * w; i += w) {
@@ -321,26 +352,37 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 // caller nor the callee owning the vzeroupper (gcc 12 emitted none, and
 // memset returned with dirty upper state from here).
 template <class V>
-__attribute__((noinline)) void set_large(char *d, uint8_t c, size_t n, const MemParams &p)
+void *set_large(char *d, uint8_t c, size_t n, const MemParams &p);
+
+template <class V>
+__attribute__((noinline, cold)) void *set_large_first(char *d, uint8_t c, size_t n)
+{
+	finish_mem_params();   // as move_large_first
+	return set_large<V>(d, c, n, mem_params);
+}
+
+template <class V>
+__attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
 {
 	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
-		finish_mem_params();
+		return set_large_first<V>(d, c, n);
 	constexpr size_t w = V::size;
 	typename V::T v = V::splat(splat8(c));
-	if (n >= p.stosb_min && n < p.stosb_max && n > 64) {
+	if (__builtin_expect(n >= p.stosb_min && n < p.stosb_max && n > 64, 0)) {   // as in move_large
 		size_t skew = (0 - uintptr_t(d)) & 63;
 		for (size_t i = 0; i < 64; i += w)
 			V::store(d + i, v);
 		rep_stosb(d + skew, c, n - skew);
-		return;
+		return d;
 	}
 	// Past the non-temporal threshold and outside the rep stosb window
 	// (which the policy ends there where streaming fills win).
-	if (p.nt_min && n >= p.nt_min) {
+	if (__builtin_expect(p.nt_min && n >= p.nt_min, 0)) {
 		set_fwd_loop<V, true>(d, v, n);
-		return;
+		return d;
 	}
 	set_fwd_loop<V>(d, v, n);
+	return d;
 }
 
 } // namespace

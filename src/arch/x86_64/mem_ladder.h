@@ -7,19 +7,27 @@
 //   Small       block of the branchless class [Small::size, 4 * Small::size]
 //               (copy_4x_clamped), the hot fall-through path
 //   V           vector of the head/tail classes and the loops
-//   masked_small  true: [0, 64] is one branchless masked class instead of
+//   masked_small  true: [0, 64) is one branchless masked class instead of
 //               Small and the byte classes below it (T::copy_masked_64,
-//               T::set_masked_64)
+//               T::set_masked_64), and [64, 128] the first vector class
 //   move_in_registers, set_in_registers  the largest n kept in registers:
 //               the classes (b, 2b] from b = 4 * Small::size (64 when
 //               masked) up to that bound, each head_tail<V, b / V::size>,
 //               all loads before all stores (so memmove needs no direction
-//               test there)
+//               test there); a power-of-two multiple of that first b
 //   inline_loop  true: above the register classes, the V loop inline while
 //               below every rep movsb/stosb and non-temporal window (no
 //               call); false: always the noinline move_large / set_large
 // Above the register classes: move_large / set_large of mem_blocks.h
 // (noinline), or the loop inline first where T::inline_loop says so.
+// Sizes above the register classes leave right after the first class,
+// without walking the compares of the classes between.
+//
+// Layout: every taken branch in the path of a call costs about as much
+// as the moves of a small class (Sapphire Rapids guest, back-to-back
+// calls: 0.3-0.5 ns each), so which class falls through matters; and
+// with branch targets 32-byte aligned (-falign-jumps=32, meson.build) a
+// taken branch to a small class costs no more than falling into it.
 //
 // vzeroupper is the compiler's: it clears the upper state on every path
 // out of a function that wrote a ymm/zmm register. gcc does so only with
@@ -32,38 +40,66 @@
 namespace uarch {
 namespace {
 
-// Class (B, 2B] and the ones above it, up to T::move_in_registers.
+// n > B and n <= T::move_in_registers: the classes (B, 2B], (2B, 4B], ...
 template <class T, size_t B>
-UARCH_INLINE void *move_from_class(char *d, const char *s, size_t n)
+UARCH_INLINE void *move_classes(char *d, const char *s, size_t n)
 {
 	using V = typename T::V;
-	if constexpr (2 * B <= T::move_in_registers) {
+	if constexpr (2 * B < T::move_in_registers) {
 		if (__builtin_expect(n <= 2 * B, 1)) {   // smaller sizes first, as callers see them
 			copy_head_tail<V, int(B / V::size)>(d, s, n);
 			return d;
 		}
-		return move_from_class<T, 2 * B>(d, s, n);
+		return move_classes<T, 2 * B>(d, s, n);
 	} else {
-		const MemParams &p = mem_params;
-		// Forward-safe (disjoint or d < s) and below every window: the
-		// loop inline. nt_min - 1: 0 (never) wraps to the largest size.
-		if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.movsb_min && n <= p.nt_min - 1)
-			copy_fwd_loop<V, false>(d, s, n);
-		else
-			move_large<V>(d, s, n, p);
+		copy_head_tail<V, int(B / V::size)>(d, s, n);   // the last: n <= 2B
 		return d;
 	}
+}
+
+// n > T::move_in_registers.
+template <class T>
+UARCH_INLINE void *move_beyond(char *d, const char *s, size_t n)
+{
+	const MemParams &p = mem_params;
+	// Forward-safe (disjoint or d < s) and below every window: the loop
+	// inline. nt_min - 1: 0 (never) wraps to the largest size.
+	if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.movsb_min && n <= p.nt_min - 1) {
+		copy_fwd_loop<typename T::V, false>(d, s, n);
+		return d;
+	}
+	return move_large<typename T::V>(d, s, n, p);
+}
+
+// B < n: the class (B, 2B] (2B <= T::move_in_registers), then straight to
+// move_beyond for the sizes above every class, then the classes between.
+template <class T, size_t B>
+UARCH_INLINE void *move_from_class(char *d, const char *s, size_t n)
+{
+	using V = typename T::V;
+	if (__builtin_expect(n <= 2 * B, 1)) {
+		copy_head_tail<V, int(B / V::size)>(d, s, n);
+		return d;
+	}
+	if (n > T::move_in_registers)
+		return move_beyond<T>(d, s, n);
+	if constexpr (2 * B < T::move_in_registers)
+		return move_classes<T, 2 * B>(d, s, n);
+	return d;   // not reached: 2B == move_in_registers
 }
 
 template <class T>
 UARCH_INLINE void *ladder_move(char *d, const char *s, size_t n)
 {
 	if constexpr (T::masked_small) {
-		if (__builtin_expect(n <= 64, 1)) {
+		// Unlikely only for the layout: [64, 128] falls through, and the
+		// masked class is reached by one taken branch (each path then
+		// takes one; see the top of the file).
+		if (__builtin_expect(n < 64, 0)) {
 			T::copy_masked_64(d, s, n);   // branchless, n == 0 touches nothing
 			return d;
 		}
-		return move_from_class<T, 64>(d, s, n);
+		return move_from_class<T, 64>(d, s, n);   // [64, 128] first: head_tail<V, 1> takes n == 64
 	} else {
 		using S = typename T::Small;
 		if (__builtin_expect(n - S::size <= 3 * S::size, 1)) {
@@ -81,31 +117,54 @@ UARCH_INLINE void *ladder_move(char *d, const char *s, size_t n)
 	}
 }
 
-// v: the fill byte in every byte of V, splat once for all classes.
+// The fills, in the same shape. v: the fill byte in every byte of V,
+// splat once for all classes.
+template <class T, size_t B>
+UARCH_INLINE void *set_classes(char *d, typename T::V::T v, size_t n)
+{
+	using V = typename T::V;
+	if constexpr (2 * B < T::set_in_registers) {
+		if (__builtin_expect(n <= 2 * B, 1)) {
+			set_head_tail<V, int(B / V::size)>(d, v, n);
+			return d;
+		}
+		return set_classes<T, 2 * B>(d, v, n);
+	} else {
+		set_head_tail<V, int(B / V::size)>(d, v, n);
+		return d;
+	}
+}
+
+template <class T>
+UARCH_INLINE void *set_beyond(char *d, typename T::V::T v, uint8_t c, size_t n)
+{
+	if (T::inline_loop && n < mem_params.stosb_min) {
+		set_fwd_loop<typename T::V>(d, v, n);   // below the rep stosb window
+		return d;
+	}
+	return set_large<typename T::V>(d, c, n, mem_params);
+}
+
 template <class T, size_t B>
 UARCH_INLINE void *set_from_class(char *d, typename T::V::T v, uint8_t c, size_t n)
 {
 	using V = typename T::V;
-	if constexpr (2 * B <= T::set_in_registers) {
-		if (__builtin_expect(n <= 2 * B, 1)) {   // smaller sizes first, as callers see them
-			set_head_tail<V, int(B / V::size)>(d, v, n);
-			return d;
-		}
-		return set_from_class<T, 2 * B>(d, v, c, n);
-	} else {
-		if (T::inline_loop && n < mem_params.stosb_min)
-			set_fwd_loop<V>(d, v, n);   // below the rep stosb window
-		else
-			set_large<V>(d, c, n, mem_params);
+	if (__builtin_expect(n <= 2 * B, 1)) {
+		set_head_tail<V, int(B / V::size)>(d, v, n);
 		return d;
 	}
+	if (n > T::set_in_registers)
+		return set_beyond<T>(d, v, c, n);
+	if constexpr (2 * B < T::set_in_registers)
+		return set_classes<T, 2 * B>(d, v, n);
+	return d;   // not reached
 }
 
 template <class T>
 UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 {
 	if constexpr (T::masked_small) {
-		if (n <= 64) {   // no hint: gcc then puts (64,128] on the fall-through path
+		if (__builtin_expect(n < 64, 0)) {   // for the layout, as in ladder_move
 			T::set_masked_64(d, uint8_t(c), n);
 			return d;
 		}
