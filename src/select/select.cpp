@@ -340,6 +340,14 @@ void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
 		p->mem.movsb_min = p->mem.movsb_max = 0;
 		p->mem.stosb_min = p->mem.stosb_max = 0;
 	}
+	// A threshold of 0 means never (as uarch-tune writes it and uarch-info
+	// shows it): close the window, since the variants test only
+	// min <= n < max, and a window [0, stop) would run rep movsb/stosb
+	// for every large size instead.
+	if (!p->mem.movsb_min)
+		p->mem.movsb_max = 0;
+	if (!p->mem.stosb_min)
+		p->mem.stosb_max = 0;
 }
 
 } // namespace uarch

@@ -256,3 +256,16 @@ TEST(Select, Zen5MeasuredWindows)
 	ASSERT_EQ(g.zen, Zen::zen4);
 	EXPECT_EQ(plan_for(g).mem.movsb_min, 2112u);
 }
+
+// A threshold of 0 is "never" in the plan the variants get: a window
+// [0, stop) would have run rep movsb/stosb at every large size.
+TEST(Select, ZeroThresholdMeansNever)
+{
+	for (const Pin &pin : pins) {
+		Plan p = plan_for(probe_dump(pin.dump), "rep_movsb_threshold=0:rep_stosb_threshold=0");
+		EXPECT_EQ(p.mem.movsb_max, 0u) << pin.dump;
+		EXPECT_EQ(p.mem.stosb_max, 0u) << pin.dump;
+		p = plan_for(probe_dump(pin.dump), "rep_stosb_threshold=0:rep_stosb_stop=1G");
+		EXPECT_EQ(p.mem.stosb_max, 0u) << pin.dump;
+	}
+}
