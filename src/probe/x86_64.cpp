@@ -106,6 +106,7 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 		}
 		if (bit(r.ecx, 5)) c->set(f_waitpkg);
 		if (bit(r.edx, 4)) c->set(f_fsrm);
+		if (bit(r.edx, 24)) c->set(f_amx_tile);
 	}
 
 	// Every x86-64 CPU has leaf 0x80000001 (it holds the long-mode bit):

@@ -257,6 +257,40 @@ TEST(Select, Zen5MeasuredWindows)
 	EXPECT_EQ(plan_for(g).mem.movsb_min, 2112u);
 }
 
+// Intel cores with AMX (Sapphire Rapids and on): the windows uarch-tune
+// measured (see select.cpp), whatever the model number.
+TEST(Select, SapphireRapidsMeasuredWindows)
+{
+	for (const char *dump : {"GenuineIntel00806F8_SapphireRapids_05_CPUID.txt",
+				 "GenuineIntel00A06D1_GraniteRapids_03_CPUID.txt"}) {
+		Cpu c = probe_dump(dump);
+		ASSERT_TRUE(c.has(f_amx_tile)) << dump;
+		Plan p = plan_for(c);
+		EXPECT_EQ(p.mem.movsb_min, 24u << 10) << dump;
+		EXPECT_EQ(p.mem.nt_min, 8u << 20) << dump;   // 4x the 2 MiB L2, below L3/4
+		EXPECT_EQ(p.mem.movsb_max, p.mem.nt_min) << dump;
+		EXPECT_EQ(p.mem.stosb_min, 0u) << dump;      // rep stosb never
+		EXPECT_EQ(p.mem.stosb_max, 0u) << dump;
+		// The guest measured: another model number, a huge reported L3.
+		c.model = 0xa7;
+		c.cache.l3 = 480u << 20;
+		p = plan_for(c);
+		EXPECT_EQ(p.mem.movsb_min, 24u << 10) << dump;
+		EXPECT_EQ(p.mem.nt_min, 8u << 20) << dump;
+		// Without the marker: glibc's windows.
+		p = plan_for(c, "mask=-amx_tile");
+		EXPECT_EQ(p.mem.movsb_min, 2112u) << dump;
+		EXPECT_EQ(p.mem.stosb_min, 2048u) << dump;
+	}
+	// No other dump has the marker (Ice Lake, Tiger Lake, Alder Lake keep glibc's).
+	for (const Pin &pin : pins) {
+		Cpu c = probe_dump(pin.dump);
+		std::string d(pin.dump);
+		bool amx = d.find("SapphireRapids") != std::string::npos || d.find("GraniteRapids") != std::string::npos;
+		EXPECT_EQ(c.has(f_amx_tile), amx) << pin.dump;
+	}
+}
+
 // A threshold of 0 is "never" in the plan the variants get: a window
 // [0, stop) would have run rep movsb/stosb at every large size.
 TEST(Select, ZeroThresholdMeansNever)
