@@ -10,7 +10,9 @@
 # breakpoint on its one CPUID site) and what one CPUID costs here (in a VM
 # each is an exit to the hypervisor). And, less disturbed by a busy machine
 # than whole process starts, the library's own load: dlopen timed in fresh
-# processes, interleaved with the empty library.
+# processes, interleaved with the empty library, and the first memcpy call
+# after it, where the preload entries bind (they bind at their first call,
+# not at load).
 # Usage: scripts/bench-startup.sh [path/to/libuarch_preload.so] [runs]
 set -eu
 cd "$(dirname "$0")/.."
@@ -71,28 +73,38 @@ static int cmp(const void *a, const void *b) { double x = *(const double *)a, y 
 int main(int argc, char **argv)
 {
 	int runs = atoi(argv[1]), k = argc - 2;
-	double *t = calloc((size_t)runs * k, sizeof *t);
+	double *t = calloc((size_t)runs * k, sizeof *t), *f = calloc((size_t)runs * k, sizeof *f);
 	for (int r = 0; r < runs; r++)
 		for (int i = 0; i < k; i++) {
 			int fd[2];
 			if (pipe(fd))
 				return 1;
 			if (fork() == 0) {
-				struct timespec a, b;
+				struct timespec a, b, c;
+				char x[16] = {0}, y[16];
 				clock_gettime(CLOCK_MONOTONIC, &a);
 				void *h = dlopen(argv[2 + i], RTLD_NOW | RTLD_LOCAL);
 				clock_gettime(CLOCK_MONOTONIC, &b);
-				double us = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
-				_exit(write(fd[1], &us, sizeof us) == sizeof us && h ? 0 : 1);
+				/* The first memcpy call: where the entries bind. */
+				void *(*cp)(void *, const void *, size_t) = h ? (void *(*)(void *, const void *, size_t))dlsym(h, "memcpy") : 0;
+				if (cp)
+					cp(y, x, sizeof y);
+				clock_gettime(CLOCK_MONOTONIC, &c);
+				double us[2] = {(b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3,
+						(c.tv_sec - b.tv_sec) * 1e6 + (c.tv_nsec - b.tv_nsec) / 1e3};
+				_exit(write(fd[1], us, sizeof us) == sizeof us && cp ? 0 : 1);
 			}
-			if (read(fd[0], &t[i * runs + r], sizeof(double)) != sizeof(double))
+			double us[2];
+			if (read(fd[0], us, sizeof us) != sizeof us)
 				return 1;
+			t[i * runs + r] = us[0], f[i * runs + r] = us[1];
 			close(fd[0]), close(fd[1]);
 			wait(NULL);
 		}
 	for (int i = 0; i < k; i++) {
 		qsort(t + i * runs, runs, sizeof *t, cmp);
-		printf(" %.1f", t[i * runs + runs / 2]);
+		qsort(f + i * runs, runs, sizeof *f, cmp);
+		printf(" %.1f %.1f", t[i * runs + runs / 2], f[i * runs + runs / 2]);
 	}
 	printf("\n");
 	return 0;
@@ -100,7 +112,8 @@ int main(int argc, char **argv)
 C
 ${CC:-cc} -O2 "$tmp/dlopen_time.c" -o "$tmp/dlopen_time" -ldl
 set -- $("$tmp/dlopen_time" "$runs" "$empty" "$lib")
-echo "  dlopen in a fresh process, $runs interleaved samples: empty library $1 us, uarch $2 us (medians): uarch - empty $(awk "BEGIN{printf \"%+.1f\", $2 - $1}") us"
+echo "  dlopen in a fresh process, $runs interleaved samples: empty library $1 us, uarch $3 us (medians): uarch - empty $(awk "BEGIN{printf \"%+.1f\", $3 - $1}") us"
+echo "  then the first memcpy call (uarch binds its entries there): the C library's $2 us, uarch's $4 us (medians)"
 if [ "$(uname -m)" = x86_64 ]; then
 	# What one CPUID costs on this machine: the median of 2001 timed
 	# batches of 10 (leaf 0, as the probe's first).
@@ -136,5 +149,10 @@ C
 		n=$(gdb -q -batch -ex "set exec-wrapper env -i LD_PRELOAD=$lib" -ex "python LIB='$lib'" \
 			-x tests/e2e/count_cpuid.py --args "$prog" 2>/dev/null | sed -n 's/^cpuid executed: \([0-9]*\).*/\1/p')
 		echo "  CPUID at load: ${n:-?} executed (the library has $sites CPUID site(s)), about $(awk "BEGIN{printf \"%.3f\", ${n:-0} * $ns / 1e6}") ms of the start-up"
+		# A program that makes one small memcpy call (date): the binding's
+		# leaves, paid at that call, not at load.
+		n=$(gdb -q -batch -ex "set exec-wrapper env -i LD_PRELOAD=$lib" -ex "python LIB='$lib'" \
+			-x tests/e2e/count_cpuid.py --args /bin/date 2>/dev/null | sed -n 's/^cpuid executed: \([0-9]*\).*/\1/p')
+		echo "  CPUID in date (one small memcpy): ${n:-?} executed, about $(awk "BEGIN{printf \"%.3f\", ${n:-0} * $ns / 1e6}") ms"
 	fi
 fi

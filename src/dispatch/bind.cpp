@@ -1,4 +1,4 @@
-// The exported uarch_* entry points, each bound once at load time.
+// The exported uarch_* entry points, each bound once (bind.h says when).
 #include <errno.h>
 #include <stdint.h>
 #include "dispatch/bind.h"

@@ -13,8 +13,8 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 
 // Binds one exported name to the plan's variant of op:
 //   UARCH_IFUNC=1: a GNU ifunc whose resolver builds the state;
-//   otherwise:     a function that jumps through a pointer set at load time
-//                  by a constructor (and, before that, by its first call).
+//   otherwise:     a function that jumps through a pointer set by its first
+//                  call.
 #if UARCH_IFUNC
 #define UARCH_BIND(name, op, ret, params, args)                                          \
 	extern "C" {                                                                       \
@@ -34,6 +34,11 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 #define UARCH_RESOLVER_HWCAP
 #endif
 #else
+// Bound at the first call, not at load: a process that never calls an op
+// pays nothing for it (CPUID is a VM exit in a guest). A first call that
+// finds the state being built elsewhere (another thread, or the code a
+// signal handler interrupted) runs the op's portable variant once instead
+// of waiting; an op without one (prefetchw) waits.
 #define UARCH_BIND(name, op, ret, params, args)                                          \
 	namespace {                                                                        \
 	typedef ret(*name##_fn) params;                                                    \
@@ -41,17 +46,14 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 	name##_fn name##_ptr = name##_first;                                               \
 	ret name##_first params                                                            \
 	{                                                                                  \
-		const uarch::State &st_ = uarch::state();                                  \
-		name##_fn f = reinterpret_cast<name##_fn>(uarch::impl_fn(op, st_.plan.impl[op])); \
-		__atomic_store_n(&name##_ptr, f, __ATOMIC_RELEASE);                         \
-		return f args;                                                             \
-	}                                                                                  \
-	__attribute__((constructor(101))) void name##_bind()                               \
-	{                                                                                  \
-		const uarch::State &st_ = uarch::state();                                  \
-		__atomic_store_n(&name##_ptr,                                              \
-				 reinterpret_cast<name##_fn>(uarch::impl_fn(op, st_.plan.impl[op])), \
-				 __ATOMIC_RELEASE);                                          \
+		const uarch::State *st_ = uarch::state_try();                              \
+		void *f_ = st_ ? nullptr : uarch::impl_fn(op, uarch::Impl::generic);       \
+		if (!f_) {                                                                 \
+			const uarch::State &s_ = st_ ? *st_ : uarch::state();              \
+			f_ = uarch::impl_fn(op, s_.plan.impl[op]);                         \
+			__atomic_store_n(&name##_ptr, reinterpret_cast<name##_fn>(f_), __ATOMIC_RELEASE); \
+		}                                                                          \
+		return reinterpret_cast<name##_fn>(f_) args;                               \
 	}                                                                                  \
 	}                                                                                  \
 	extern "C" __attribute__((visibility("default"))) ret name params { return __atomic_load_n(&name##_ptr, __ATOMIC_RELAXED) args; }

@@ -187,21 +187,26 @@ void finish_deferred_plan()
 
 const char *library_binding() { return UARCH_IFUNC ? "ifunc" : "pointer"; }
 
-const State &state(uint64_t hwcap, uint64_t hwcap2)
+const State *state_try(uint64_t hwcap, uint64_t hwcap2)
 {
 	if (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) == 2)
-		return g_state;
+		return &g_state;
 	int expected = 0;
-	if (__atomic_compare_exchange_n(&g_ready, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		build(hwcap, hwcap2);
-		__atomic_store_n(&g_ready, 2, __ATOMIC_RELEASE);
-	} else {
-		// Another thread builds it (function-pointer binding only; ifunc
-		// resolvers run one at a time).
-		while (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) != 2)
-			__asm__ volatile("" ::: "memory");
-	}
-	return g_state;
+	if (!__atomic_compare_exchange_n(&g_ready, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return expected == 2 ? &g_state : nullptr;
+	build(hwcap, hwcap2);
+	__atomic_store_n(&g_ready, 2, __ATOMIC_RELEASE);
+	return &g_state;
+}
+
+const State &state(uint64_t hwcap, uint64_t hwcap2)
+{
+	const State *s;
+	// Another thread builds it (function-pointer binding only; ifunc
+	// resolvers run one at a time).
+	while (!(s = state_try(hwcap, hwcap2)))
+		__asm__ volatile("" ::: "memory");
+	return *s;
 }
 
 } // namespace uarch

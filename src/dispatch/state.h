@@ -20,7 +20,13 @@ struct State {
 };
 
 // hwcap/hwcap2: what the loader handed the resolver (arm64); 0 elsewhere.
+// Builds the state on the first call; a caller that finds another thread
+// (or the code a signal handler interrupted) building it waits.
 const State &state(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
+// The same, but never waits: nullptr while another context builds it (the
+// caller then takes a variant that needs no state). For the bindings made
+// at the first call, which a signal handler may make.
+const State *state_try(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
 
 // The function for a variant of an op on this architecture, or nullptr.
 void *impl_fn(Op op, Impl impl) __attribute__((visibility("hidden")));

@@ -7,14 +7,15 @@ namespace uarch {
 constexpr unsigned entry_count = 3;   // memcpy, memmove, memset
 
 enum class EntryBinding : int {
-	unbound = 0,    // not yet (before the constructor and the first call)
+	unbound = 0,    // not yet: no entry has been called
 	patched = 2,    // each entry is a `jmp rel32` to its variant
 	pointer = 3,    // each entry jumps through a pointer (patching refused)
 	deferred = 4,   // through a pointer until the first large copy patches
 };
 
-// Sets the pointers to the variants. Idempotent, safe from any thread.
-void bind_entries() __attribute__((visibility("hidden")));
+// Sets the pointers to the variants; false (nothing done) while the state
+// is being built elsewhere. Idempotent, safe from any thread.
+bool bind_entries() __attribute__((visibility("hidden")));
 // Tries once to patch the page (bind_entries first). Safe from any thread.
 void patch_entries() __attribute__((visibility("hidden")));
 EntryBinding entry_binding() __attribute__((visibility("hidden")));

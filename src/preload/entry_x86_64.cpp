@@ -4,8 +4,8 @@
 // The three entries live alone on one page-aligned page of code (the
 // section below is 4096 bytes long and 4096-aligned, so the linker places
 // nothing else on it). Each starts as `jmp *ptr(%rip)`, the pointer first
-// holding a function that binds on the first call; the constructor (or
-// that first call) sets the pointers to the variants. At the first large
+// holding a function that binds on the first call, which sets the
+// pointers to the variants. At the first large
 // copy (when the library also reads the cache sizes: a process that does
 // real work) the page is replaced by one whose entries are `jmp rel32`
 // straight to the variants:
@@ -129,15 +129,20 @@ bool patch_page(void *const targets[entry_count])
 
 } // namespace
 
-void bind_entries()
+bool bind_entries()
 {
 	// Every caller stores the pointers (the same values, idempotent): a
 	// first call that races with the binder must not find them unset.
-	const State &st = state();
+	const State *st = state_try();
+	if (!st)
+		return false;   // being built elsewhere: not now
 	for (uint32_t i = 0; i < entry_count; i++)
-		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st.plan.impl[entry_op[i]]),
+		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st->plan.impl[entry_op[i]]),
 				 __ATOMIC_RELEASE);
 	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
+	// The patch, at the first large copy (see the top of the file).
+	set_late_binder(patch_entries);
+	return true;
 }
 
 void patch_entries()
@@ -145,7 +150,10 @@ void patch_entries()
 	int expected = 0;
 	if (!__atomic_compare_exchange_n(&g_binding, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;   // patched, or being patched: either page jumps to the variants
-	bind_entries();
+	if (!bind_entries()) {
+		__atomic_store_n(&g_binding, 0, __ATOMIC_RELEASE);   // not yet: a later large copy tries again
+		return;
+	}
 	void *targets[entry_count];
 	for (uint32_t i = 0; i < entry_count; i++)
 		targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
@@ -164,35 +172,38 @@ EntryBinding entry_binding()
 namespace {
 
 // What the pointers hold before binding: bind, then finish this call
-// through the (now set) pointer.
+// through the (now set) pointer; or, while the state is being built
+// elsewhere (another thread's first call, or the one a signal handler
+// interrupted), through the portable variant, without waiting.
+template <uint32_t I>
+void *entry_fn()
+{
+	if (bind_entries())
+		return __atomic_load_n(&uarch_preload_ptr[I], __ATOMIC_ACQUIRE);
+	return impl_fn(entry_op[I], Impl::generic);
+}
+
 void *memcpy_first(void *d, const void *s, size_t n)
 {
-	bind_entries();
 	using F = void *(*)(void *, const void *, size_t);
-	return reinterpret_cast<F>(__atomic_load_n(&uarch_preload_ptr[0], __ATOMIC_ACQUIRE))(d, s, n);
+	return reinterpret_cast<F>(entry_fn<0>())(d, s, n);
 }
 
 void *memmove_first(void *d, const void *s, size_t n)
 {
-	bind_entries();
 	using F = void *(*)(void *, const void *, size_t);
-	return reinterpret_cast<F>(__atomic_load_n(&uarch_preload_ptr[1], __ATOMIC_ACQUIRE))(d, s, n);
+	return reinterpret_cast<F>(entry_fn<1>())(d, s, n);
 }
 
 void *memset_first(void *d, int c, size_t n)
 {
-	bind_entries();
 	using F = void *(*)(void *, int, size_t);
-	return reinterpret_cast<F>(__atomic_load_n(&uarch_preload_ptr[2], __ATOMIC_ACQUIRE))(d, c, n);
+	return reinterpret_cast<F>(entry_fn<2>())(d, c, n);
 }
 
-// Before any other constructor of this library (priority 101): the
-// pointers now; the patch at the first large copy (see the top of the file).
-__attribute__((constructor(101))) void bind_at_load()
-{
-	bind_entries();
-	set_late_binder(patch_entries);
-}
+// No constructor: the entries bind at their first call. A process that
+// never calls them (true, echo, cat, sh -c exit: about half of a shell
+// script's commands) runs no CPUID and reads no /proc file for them.
 
 } // namespace
 } // namespace uarch

@@ -228,10 +228,12 @@ TEST(Select, NonTemporalFromAQuarterOfTheL3)
 		Cpu c = probe_dump(pin.dump);
 		Plan p = plan_for(c);
 		EXPECT_GE(p.mem.nt_min, c.cache.l2) << pin.dump;
-		if (c.cache.l3)
+		if (c.cache.l3) {
 			EXPECT_LE(p.mem.nt_min, std::max<uint64_t>(c.cache.l3 / 4, c.cache.l2)) << pin.dump;
-		if (p.mem.movsb_min)
+		}
+		if (p.mem.movsb_min) {
 			EXPECT_LE(p.mem.movsb_max, p.mem.nt_min) << pin.dump;
+		}
 	}
 }
 

@@ -133,6 +133,7 @@ std::string entry_binding()
 		       (b == "patched"    ? " (jmp rel32 to the variant)"
 			: b == "pointer"  ? " (jmp through a pointer)"
 			: b == "deferred" ? " (jmp through a pointer until the first large copy)"
+			: b == "unbound"  ? " (bound at the first call)"
 					  : "");
 	}
 	return std::string("libuarch.so, ") + uarch::library_binding();
