@@ -44,6 +44,11 @@ struct Cpu {
 	uint64_t features;      // 1 << Feature
 	Cache cache;
 	Zen zen;
+	// x86-64: what binding learnt that the cache probe needs again, so it
+	// need not ask: the largest basic leaf, leaf 7's largest subleaf, and
+	// 0x80000001's TOPOEXT bit (AMD's leaf 0x8000001D).
+	uint32_t leaf_max, leaf7_max;
+	bool topoext;
 	// arm64
 	uint64_t hwcap, hwcap2;
 	uint64_t midr;          // 0 when HWCAP_CPUID is absent

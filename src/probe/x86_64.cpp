@@ -26,7 +26,9 @@ Zen zen_generation(Vendor v, uint32_t family, uint32_t model)
 // (AMD, Hygon), same layout.
 static void caches_from_leaf(Cpu *c, const CpuidSource *src, uint32_t leaf)
 {
-	for (uint32_t i = 0; i < 16; i++) {
+	// Until the terminating subleaf, or until the L1d, L2 and L3 are all
+	// known (caches are listed by level: nothing after the L3 is used).
+	for (uint32_t i = 0; i < 16 && !(c->cache.l1d && c->cache.l2 && c->cache.l3); i++) {
 		CpuidRegs r = src->cpuid(src, leaf, i);
 		uint32_t type = r.eax & 0x1f;
 		if (type == 0)
@@ -60,6 +62,7 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 
 	CpuidRegs r = src->cpuid(src, 0, 0);
 	uint32_t max_leaf = r.eax;
+	c->leaf_max = max_leaf;
 	const uint32_t id[3] = {r.ebx, r.edx, r.ecx};
 	for (int i = 0; i < 12; i++)
 		c->vendor_id[i] = char(id[i / 4] >> (8 * (i % 4)));
@@ -95,6 +98,7 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 
 	if (max_leaf >= 7) {
 		r = src->cpuid(src, 7, 0);
+		c->leaf7_max = r.eax;
 		if (bit(r.ebx, 5) && c->has(f_avx)) c->set(f_avx2);
 		if (bit(r.ebx, 8)) c->set(f_bmi2);
 		if (bit(r.ebx, 9)) c->set(f_erms);
@@ -114,6 +118,7 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 	r = src->cpuid(src, 0x80000001, 0);
 	if (bit(r.ecx, 29)) c->set(f_monitorx);
 	if (bit(r.ecx, 8)) c->set(f_prefetchw);
+	c->topoext = bit(r.ecx, 22);
 
 	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon)
 		c->zen = zen_generation(c->vendor, c->family, c->model);
@@ -121,15 +126,15 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 
 // Leaf 7.1 and the caches, on top of probe_x86_binding's answer in *c:
 // only the large-copy thresholds need them, so the library asks at the
-// first large copy, not at load. Asks the maximum leaf again (leaf 0, and
-// 0x80000000/0x80000001 on AMD), then 7.1, and leaf 4 or 0x8000001D once
-// per cache (or 0x80000005/6).
+// first copy large enough to consult one (plan.h), not at load. What
+// binding learnt (the largest leaves, TOPOEXT) is not asked again: 7.1,
+// then leaf 4 or 0x8000001D once per cache up to the L3 (on AMD after
+// 0x80000000), or 0x80000005/6.
 void probe_x86_caches(Cpu *c, const CpuidSource *src)
 {
 	if (c->family == 0)   // no leaf 1: nothing more to ask
 		return;
-	uint32_t max_leaf = src->cpuid(src, 0, 0).eax;
-	if (max_leaf >= 7 && src->cpuid(src, 7, 0).eax >= 1) {
+	if (c->leaf_max >= 7 && c->leaf7_max >= 1) {
 		CpuidRegs r = src->cpuid(src, 7, 1);
 		if (bit(r.eax, 10)) c->set(f_fzlrm);
 		if (bit(r.eax, 11)) c->set(f_fsrs);
@@ -138,9 +143,7 @@ void probe_x86_caches(Cpu *c, const CpuidSource *src)
 	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
 		CpuidRegs r = src->cpuid(src, 0x80000000, 0);
 		uint32_t max_ext = r.eax;
-		bool topoext = false;
-		if (max_ext >= 0x80000001 && max_ext < 0x8000ffff)
-			topoext = bit(src->cpuid(src, 0x80000001, 0).ecx, 22);
+		bool topoext = c->topoext && max_ext >= 0x80000001 && max_ext < 0x8000ffff;
 		if (topoext && max_ext >= 0x8000001d) {
 			caches_from_leaf(c, src, 0x8000001d);
 		} else {
@@ -155,7 +158,7 @@ void probe_x86_caches(Cpu *c, const CpuidSource *src)
 				c->cache.l3 = (r.edx >> 18) * 512 * 1024;
 			}
 		}
-	} else if (max_leaf >= 4) {
+	} else if (c->leaf_max >= 4) {
 		caches_from_leaf(c, src, 4);
 	}
 }

@@ -25,6 +25,13 @@ struct IdlePolicy {
 	uint8_t umwait_c01;    // 1: UMWAIT/TPAUSE in C0.1 (faster wake), 0: C0.2
 };
 
+// Every threshold the policy derives from the cache sizes is at least this
+// large, so below it the plan made without the caches (at binding) already
+// decides as the complete one will: the variants ask for the caches only
+// at the first copy or fill of this size (deferral_test checks the rule on
+// every CPUID dump). Thresholds set by tunables are not derived.
+constexpr uint64_t caches_matter_from = 256u << 10;
+
 struct MemThresholds {
 	uint64_t movsb_min, movsb_max;   // rep movsb window (0,0: never)
 	uint64_t stosb_min, stosb_max;   // rep stosb window

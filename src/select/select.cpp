@@ -91,6 +91,9 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 	t->nt_min = c.cache.l3 ? uint64_t(c.cache.l3) / 4 : l2 * 3;
 	if (t->nt_min < l2)
 		t->nt_min = l2;
+	// Every cache-derived threshold is at least caches_matter_from (plan.h).
+	auto derived = [](uint64_t v) { return v < caches_matter_from ? caches_matter_from : v; };
+	t->nt_min = derived(t->nt_min);
 
 	if (c.has(f_erms)) {
 		// glibc 2.36: rep_movsb_threshold = 2048 * (VEC_SIZE / 16), and
@@ -101,7 +104,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// the L2 size as rep_movsb_stop_threshold on AMD).
 		t->movsb_max = t->nt_min;
 		if (c.vendor == Vendor::amd && c.cache.l2)
-			t->movsb_max = c.cache.l2;
+			t->movsb_max = derived(c.cache.l2);
 		// Measured with uarch-bench mem on Zen 3 (EPYC 7xx3, virtualised,
 		// no FSRS): on the same CPU glibc 2.36 (rep movsb from 2112)
 		// and the avx2 loop were within noise of each other from 4 KiB
@@ -118,7 +121,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// long, it pays a read for ownership per line). So rep stosb only
 		// from 3/4 of the whole L3.
 		if (c.zen == Zen::zen3 && !c.has(f_fsrs))
-			t->stosb_min = c.cache.l3 ? uint64_t(c.cache.l3) / 4 * 3 : t->nt_min;
+			t->stosb_min = derived(c.cache.l3 ? uint64_t(c.cache.l3) / 4 * 3 : t->nt_min);
 		// Zen 5 (family 0x1a; EPYC "Turin-like" KVM guest, AVX-512, ERMS,
 		// FSRM, no FSRS, L1d 48 KiB, L2 1 MiB), uarch-tune, ns per call of
 		// the avx512 variant, loop / rep (aligned; dst+1 alike):
@@ -140,7 +143,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		if (c.zen == Zen::zen5 && !c.has(f_fsrs)) {
 			t->movsb_min = 32u << 10;
 			t->movsb_max = t->nt_min;
-			t->stosb_min = c.cache.l2 ? c.cache.l2 : 1u << 20;
+			t->stosb_min = derived(c.cache.l2 ? c.cache.l2 : 1u << 20);
 		}
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
@@ -169,8 +172,8 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// host's, so on bare metal the crossover may lie higher (not
 		// measured); uarch-tune finds it there.
 		if (c.vendor == Vendor::intel && c.has(f_amx_tile) && mem == Impl::avx512) {
-			if (4 * l2 < t->nt_min)
-				t->nt_min = 4 * l2;
+			if (derived(4 * l2) < t->nt_min)
+				t->nt_min = derived(4 * l2);
 			t->movsb_min = 24u << 10;
 			t->movsb_max = t->nt_min;
 			t->stosb_min = t->stosb_max = 0;

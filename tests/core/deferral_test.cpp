@@ -1,9 +1,11 @@
-// The probe in two halves: what binding needs (4 CPUID leaves, at load) and the caches (at the first large copy). Checked on every CPUID
+// The probe in two halves: what binding needs (4 CPUID leaves) and the
+// caches (at the first copy of caches_matter_from bytes). Checked on every CPUID
 // dump with a counting source, and in this process: the large-copy paths
 // finish the plan once, from any number of threads at once.
 #include <gtest/gtest.h>
 #include <dirent.h>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -87,6 +89,28 @@ TEST(Deferral, BindingNeedsFourCpuidLeaves)
 		for (uint32_t op = 0; op < op_count; op++)
 			EXPECT_EQ(a.impl[op], b.impl[op]) << op_name(op);
 		EXPECT_EQ(0, std::memcmp(&a.idle, &b.idle, sizeof a.idle));
+		// Below caches_matter_from the windows decide alike with and
+		// without the caches: copies and fills smaller than that never
+		// need to ask for them.
+		auto in = [](uint64_t n, uint64_t lo, uint64_t hi) { return lo && n >= lo && n < hi; };
+		std::vector<uint64_t> sizes = {65, 100, 1000, 2047, 2048, 2111, 2112, 3000, 24575, 24576, 100000};
+		for (uint64_t k = 7; (1ull << k) < caches_matter_from; k++)
+			for (int64_t d : {-1, 0, 1})
+				sizes.push_back((1ull << k) + d);
+		sizes.push_back(caches_matter_from - 1);
+		for (uint64_t n : sizes) {
+			ASSERT_LT(n, caches_matter_from);
+			EXPECT_EQ(in(n, a.mem.movsb_min, a.mem.movsb_max), in(n, b.mem.movsb_min, b.mem.movsb_max)) << n;
+			EXPECT_EQ(in(n, a.mem.stosb_min, a.mem.stosb_max), in(n, b.mem.stosb_min, b.mem.stosb_max)) << n;
+			EXPECT_EQ(a.mem.nt_min && n >= a.mem.nt_min, b.mem.nt_min && n >= b.mem.nt_min) << n;
+		}
+		// The cache half asks no leaf binding asked: at most 7.1,
+		// 0x80000000 and four cache subleaves.
+		Cpu again = early;
+		Counting cache_count(&dump);
+		probe_x86_caches(&again, &cache_count);
+		EXPECT_LE(cache_count.count, 6);
+		std::printf("%-45s binding %d CPUID, caches %d\n", f.c_str(), counting.count, cache_count.count);
 	}
 }
 
@@ -102,10 +126,15 @@ TEST(Deferral, FirstLargeCopiesFinishThePlanOnceFromManyThreads)
 	auto set = reinterpret_cast<Set>(impl_fn(op_memset, st.plan.impl[op_memset]));
 	ASSERT_TRUE(copy && set);
 
-	// Small calls never need the caches.
-	char a[256], b[256];
-	set(a, 7, sizeof a);
-	copy(b, a, sizeof a);
+	// Calls below caches_matter_from never need the caches: rep movsb and
+	// the loops decide alike without them.
+	{
+		std::vector<char> a(caches_matter_from), b(caches_matter_from);
+		for (size_t n : {size_t(256), size_t(4096), size_t(65536), size_t(caches_matter_from - 1)}) {
+			set(a.data(), 7, n);
+			copy(b.data(), a.data(), n);
+		}
+	}
 	EXPECT_EQ(1, __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE));
 
 	constexpr size_t n = 4 << 20;   // past every window: rep movsb, NT stores

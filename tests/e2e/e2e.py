@@ -539,6 +539,9 @@ def check_preload_entry():
     if rest.get("binding_at_start", "").split()[0:1] not in (["unbound"], ["deferred"]) or \
             "first_bytes=ff25" not in rest["binding_at_start"]:
         fail(f"before any large copy: {rest.get('binding_at_start')!r}, expected 'unbound' or 'deferred' and `ff 25`")
+    if rest.get("binding_after_64k") != "deferred":
+        fail(f"after a 64 KiB copy: {rest.get('binding_after_64k')!r}, expected 'deferred' "
+             "(copies below 256 KiB ask for no cache size)")
     if rest.get("binding") != "patched":
         fail(f"after a large copy uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
     syms = local_symbols(args.preload_lib)

@@ -1,7 +1,8 @@
 /* How libuarch_preload.so's memcpy, memmove and memset entries are bound in
  * this process, read from the entries' own bytes, and whether they work.
  * Run under LD_PRELOAD. Prints binding_at_start=... and the first bytes of
- * memcpy before any large copy, makes one 64 KiB copy, then prints, per
+ * memcpy before any large copy, makes one 64 KiB copy (binding_after_64k=...)
+ * and one of 256 KiB, then prints, per
  * entry:
  *   NAME impl=VARIANT addr=0x... bytes=HEX16 [target=0x... offset=0x...]
  * (target/offset: where a `jmp rel32` goes, as an address and as an offset
@@ -73,8 +74,12 @@ int main(void)
 	/* Before any large copy: bound through pointers, the patch pending. */
 	printf("binding_at_start=%s first_bytes=%02x%02x\n", binding(), ((unsigned char *)fn[0])[0],
 	       ((unsigned char *)fn[0])[1]);
-	/* The first large copy finishes the plan and patches the entries. */
-	static unsigned char big_src[1 << 16], big_dst[1 << 16];
+	/* A 64 KiB copy needs no cache size (the plan decides alike below
+	 * 256 KiB): still deferred. The first copy of 256 KiB finishes the plan
+	 * and patches the entries. */
+	static unsigned char big_src[256 << 10], big_dst[256 << 10];
+	((copy_fn)fn[0])(big_dst, big_src, 64 << 10);
+	printf("binding_after_64k=%s\n", binding());
 	((copy_fn)fn[0])(big_dst, big_src, sizeof big_dst);
 	for (int i = 0; i < 3; i++) {
 		const unsigned char *p = fn[i];

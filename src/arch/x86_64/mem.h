@@ -5,6 +5,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "select/plan.h"
 
 namespace uarch {
 
@@ -22,10 +23,11 @@ struct MemParams {
 // The binder writes it before publishing any function pointer.
 extern MemParams mem_params __attribute__((visibility("hidden")));
 
-// Nonzero while mem_params holds the load-time windows, made without the
-// cache sizes (CPUID leaves that cost a VM exit each in a guest): the
-// large-size paths call finish_mem_params() first, which probes the
-// caches, re-plans and clears it (params.cpp).
+// Nonzero while mem_params holds the windows of binding, made without the
+// cache sizes (CPUID leaves that cost a VM exit each in a guest): a copy or
+// fill of caches_matter_from bytes or more calls finish_mem_params() first,
+// which probes the caches, re-plans and clears it (params.cpp); smaller
+// ones decide the same either way (plan.h).
 extern int mem_params_pending __attribute__((visibility("hidden")));
 void finish_mem_params() __attribute__((visibility("hidden")));
 

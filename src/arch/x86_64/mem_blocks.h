@@ -276,7 +276,7 @@ UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
 template <class V>
 void *move_large(char *d, const char *s, size_t n, const MemParams &p);
 
-// The first large copy of the process: the thresholds are completed
+// The first copy of caches_matter_from bytes or more: the thresholds are completed
 // (finish_mem_params), then it runs as any other. Out of line, so that
 // move_large itself needs no frame for the call (with one, gcc aligned the
 // stack to 64 bytes and saved three registers on every large copy).
@@ -290,7 +290,7 @@ __attribute__((noinline, cold)) void *move_large_first(char *d, const char *s, s
 template <class V>
 __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
 {
-	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
+	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
 		return move_large_first<V>(d, s, n);
 	uintptr_t ahead = uintptr_t(d) - uintptr_t(s);
 	if (ahead < n) {                // d > s, overlapping: backward, never rep movsb
@@ -364,7 +364,7 @@ __attribute__((noinline, cold)) void *set_large_first(char *d, uint8_t c, size_t
 template <class V>
 __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
 {
-	if (__builtin_expect(__atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
+	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
 		return set_large_first<V>(d, c, n);
 	constexpr size_t w = V::size;
 	typename V::T v = V::splat(splat8(c));
