@@ -164,16 +164,18 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// more than 3% at any size and loses up to 3x below 4 KiB (FSRS
 		// notwithstanding): never; fills take the store loop, then
 		// streaming stores. Non-temporal against the cached loop, the
-		// same buffers copied again and again: copy 4 MiB 0.77x, 8 MiB
-		// 1.09x, 16 MiB 1.35x, 64 MiB 1.73x; fill 4 MiB 0.54x, 8 MiB 1.03x,
-		// 16 MiB 1.18x, 64 MiB 1.99x: from 4x the L2 (8 MiB) where that is
+		// same buffers copied again and again, two full runs: copy 4 MiB
+		// 0.77/0.91x, 8 MiB 1.09/0.90x, 16 MiB 1.35/1.18x, 64 MiB
+		// 1.73/1.64x; fill 4 MiB 0.54/0.48x, 8 MiB 1.03/0.66x, 16 MiB
+		// 1.18/0.96x, 32 MiB 1.51/1.46x: the crossover moves between 8 and
+		// 16 MiB from run to run, so from 8x the L2 (16 MiB), where that is
 		// below a quarter of the L3. That figure is this guest's: its L3
 		// is shared with other tenants and its reported size is not the
 		// host's, so on bare metal the crossover may lie higher (not
 		// measured); uarch-tune finds it there.
 		if (c.vendor == Vendor::intel && c.has(f_amx_tile) && mem == Impl::avx512) {
-			if (derived(4 * l2) < t->nt_min)
-				t->nt_min = derived(4 * l2);
+			if (derived(8 * l2) < t->nt_min)
+				t->nt_min = derived(8 * l2);
 			t->movsb_min = 24u << 10;
 			t->movsb_max = t->nt_min;
 			t->stosb_min = t->stosb_max = 0;
