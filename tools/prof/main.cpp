@@ -298,6 +298,7 @@ bool plot(const Profile &p, const std::string &png, const std::string &title)
 		return false;
 	fprintf(f, "set terminal pngcairo size 900,600\nset output '%s'\nset title '%s'\n"
 		   "set logscale x 2\nset xlabel 'size (bytes)'\nset ylabel 'calls <= size (%%)'\n"
+		   "set xtics ('1' 1, '8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)\n"
 		   "set yrange [0:100]\nset grid\nset key bottom right\n%s\n",
 		png.c_str(), title.c_str(), cmds.empty() ? "plot 0 notitle" : cmds.c_str());
 	fclose(f);

@@ -186,21 +186,26 @@ UARCH_INLINE bool movsb_distance_ok(const char *d, const char *s)
 // d < s with any overlap: the loop stores to dst below where it loads from
 // src, so no source byte is overwritten before it was loaded.
 //
-// The first two vectors and the last four are loaded before the loop and
-// stored after it. The loop stores aligned 4-vector groups from the first
-// 2 * V::size-aligned dst address above d (whole cache lines per group
-// when V::size >= 32). Invariant at the loop head: [d + 2 * size, dl) is
-// stored, [d, d + 2 * size) is in h0, h1, and rem = d + n - dl bytes
-// remain, the last 4 * size of which are in t0..t3 (dl <= d + 2 * size
-// < d + n - 2 * size, so the saved head and tail cover what is left).
+// The head (the first two vectors; one for zmm) and the last four are
+// loaded before the loop and stored after it. The loop stores aligned
+// 4-vector groups from the first align-ed dst address above d (align =
+// 2 * V::size, or 64 for zmm: whole cache lines per group when V::size >=
+// 32). Invariant at the loop head: [d + skew, dl) is stored, [d, d +
+// skew) (skew <= align) is in the head, and rem = d + n - dl bytes remain,
+// the last 4 * size of which are in t0..t3 (d + skew <= d + align < d + n -
+// 2 * size, so the saved head and tail cover what is left).
 template <class V, bool NT>
 UARCH_INLINE void copy_fwd_loop(char *d, const char *s, size_t n)
 {
 	constexpr size_t w = V::size;
-	typename V::T h0 = V::load(s), h1 = V::load(s + w);
+	// zmm: one vector of head is enough to reach a 64-byte boundary, and
+	// one store less made copies of 768-1024 bytes 3-9% faster (Sapphire
+	// Rapids guest: 0.91-0.94x glibc -> 0.97-1.01x).
+	constexpr size_t align = w >= 64 ? w : 2 * w;
+	typename V::T h0 = V::load(s), h1 = align > w ? V::load(s + w) : h0;
 	typename V::T t0 = V::load(s + n - 4 * w), t1 = V::load(s + n - 3 * w),
 		      t2 = V::load(s + n - 2 * w), t3 = V::load(s + n - w);
-	size_t skew = 2 * w - (uintptr_t(d) & (2 * w - 1));   // 1..2w
+	size_t skew = align - (uintptr_t(d) & (align - 1));   // 1..align
 	char *dl = d + skew;
 	const char *sl = s + skew;
 	size_t rem = n - skew;
@@ -232,7 +237,8 @@ UARCH_INLINE void copy_fwd_loop(char *d, const char *s, size_t n)
 	V::store(de - 2 * w, t2);
 	V::store(de - w, t3);
 	V::store(d, h0);
-	V::store(d + w, h1);
+	if (align > w)
+		V::store(d + w, h1);
 }
 
 // Backward copy, n > 4 * V::size, for d > s with overlap (the mirror image):
