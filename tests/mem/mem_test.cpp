@@ -25,6 +25,9 @@
 #include "uarch.h"
 #include "checked_call.h"
 #include "ref.h"
+#if defined(__x86_64__)
+#include "arch/x86_64/mem_blocks.h"
+#endif
 
 using namespace uarch;
 
@@ -485,6 +488,28 @@ TEST_P(MemTest, NarrowStringWindows)
 			ASSERT_TRUE(check_overlap(v.memcpy_fn, "memcpy", buf.data(), n + k + 8, k, 0, n));
 		}
 }
+
+#if defined(__x86_64__)
+// Streaming stores go only into pages already in memory: a fresh
+// allocation's first touch is left to the cached loop (mem_blocks.h).
+TEST(Streaming, OnlyIntoResidentPages)
+{
+	size_t len = 8 << 20;
+	char *m = static_cast<char *>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	ASSERT_NE(m, MAP_FAILED);
+	EXPECT_FALSE(uarch::dst_resident(m, len)) << "a fresh mapping counted as resident";
+	for (size_t i = 0; i < len; i += 4096)
+		m[i] = 1;
+	EXPECT_TRUE(uarch::dst_resident(m, len)) << "touched pages counted as absent";
+	EXPECT_TRUE(uarch::dst_resident(m + 1, len - 2));
+	ASSERT_EQ(madvise(m + len / 2, 4096, MADV_DONTNEED), 0);   // the middle page dropped
+	EXPECT_FALSE(uarch::dst_resident(m, len));
+	m[len / 2] = 1;
+	ASSERT_EQ(madvise(m + len - 4096, 4096, MADV_DONTNEED), 0);   // the last page dropped
+	EXPECT_FALSE(uarch::dst_resident(m, len));
+	munmap(m, len);
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(Variants, MemTest, testing::ValuesIn(all_variants()),
 			 [](const testing::TestParamInfo<Variant> &i) { return i.param.name; });
