@@ -4,7 +4,7 @@
 # command to run in DIR, its output on stdout). All inputs are generated,
 # the same bytes every time.
 
-workload_names="python-json python-bytes sqlite git-log git-gc gzip zstd node"
+workload_names="python-json python-bytes python-buffers sqlite git-log git-gc gzip zstd node"
 
 workloads_prepare() {
   local w=$1
@@ -56,6 +56,16 @@ for c in range(300):
     subprocess.run(['git', '-C', repo, '-c', 'commit.gpgsign=false', 'commit', '-q', '-m', f'change {c}'], check=True, env=env)
 PY
   fi
+  # A buffer pipeline: 32 MiB messages copied between stages (bytes,
+  # bytearray, slices, concatenation), each into a fresh object.
+  cat > "$w/buffers.py" <<'PY'
+b = bytes(range(256)) * (1 << 17)
+for _ in range(60):
+    x = bytearray(b)
+    y = bytes(x[1:])
+    b = y + b[:1]
+print(len(b), b[:4].hex(), b[-4:].hex())
+PY
   cat > "$w/node.js" <<'JS'
 // JSON, Buffers and strings: what a small service does with its messages.
 const items = [];
@@ -73,11 +83,13 @@ console.log(total);
 JS
 }
 
-# The command for NAME, run in the prepared directory.
+# The command for NAME, run in the prepared directory. CPython is the
+# system's (/usr/bin/python3, Debian's), not whatever python3 PATH finds first.
 workload_cmd() {
   case $1 in
-    python-json) echo "python3 -m test -q test_json" ;;
-    python-bytes) echo "python3 -m test -q test_bytes" ;;
+    python-json) echo "/usr/bin/python3 -m test -q test_json" ;;
+    python-bytes) echo "/usr/bin/python3 -m test -q test_bytes" ;;
+    python-buffers) echo "/usr/bin/python3 buffers.py" ;;
     sqlite) echo "sqlite3 db.sqlite .read\ sqlite.sql" ;;
     git-log) echo "git -C repo log -p" ;;
     git-gc) echo "git -C repo gc -q" ;;

@@ -1,6 +1,7 @@
 #!/bin/sh
-# A recorded run writes exactly what an unrecorded one does: gzip and
-# sqlite3 on generated inputs, output compared byte for byte.
+# A recorded run writes exactly what an unrecorded one does: gzip, zstd,
+# sqlite3, git log -p, CPython and node (the programs whose profiles are
+# committed) on generated inputs, output compared byte for byte.
 # usage: prof_identical.sh UARCH_PROF RECORD_LIB
 set -eu
 prof=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -34,5 +35,42 @@ for f in gzip sqlite; do
   "$prof" report --json $f.uprof | python3 -c 'import json,sys; j=json.load(sys.stdin); sys.exit(0 if j["ops"]["memcpy"]["calls"] > 0 else 1)' \
     || { echo "FAIL: $f profile has no memcpy calls"; fail=1; }
 done
-[ $fail = 0 ] && echo "gzip and sqlite3: recorded output identical"
+checked="gzip sqlite3"
+# same NAME CMD...: CMD's stdout with and without recording.
+same() {
+  name=$1; shift
+  "$@" > plain.$name 2>/dev/null || { echo "FAIL: $name failed"; fail=1; return; }
+  "$prof" -o $name.uprof -- "$@" > rec.$name 2>/dev/null || { echo "FAIL: $name failed when recorded"; fail=1; return; }
+  cmp plain.$name rec.$name || { echo "FAIL: $name output differs when recorded"; fail=1; return; }
+  checked="$checked $name"
+}
+if command -v zstd >/dev/null; then same zstd zstd -q -3 -c input.txt; else echo "skipped by name: zstd (not installed)"; fi
+if command -v git >/dev/null; then
+  git init -q repo
+  for c in $(seq 1 20); do
+    seq $c 3 2000 > repo/f.txt
+    git -C repo add f.txt
+    GIT_AUTHOR_DATE="1700000000 +0000" GIT_COMMITTER_DATE="1700000000 +0000" \
+      git -C repo -c user.name=a -c user.email=a@example.org -c commit.gpgsign=false commit -q -m "change $c"
+  done
+  same git-log git -C repo log -p
+else
+  echo "skipped by name: git (not installed)"
+fi
+cat > py.py <<'PY'
+import json, random
+r = random.Random(15)
+doc = [{"id": i, "name": "item-%d" % i, "tags": [r.random() for _ in range(i % 7)]} for i in range(20000)]
+s = json.dumps(doc, sort_keys=True)
+b = bytearray(s.encode()) * 4
+print(len(s), hash(bytes(b[1:])) == hash(bytes(b)[1:]), json.loads(s)[12345]["name"], sum(b[::4097]))
+PY
+same python3 python3 py.py
+if command -v node >/dev/null; then
+  echo 'let s = JSON.stringify([...Array(20000).keys()].map(i => ({i, n: "n" + i}))); console.log(s.length, Buffer.concat([Buffer.from(s), Buffer.from(s.slice(3))]).toString("base64").length)' > n.js
+  same node node n.js
+else
+  echo "skipped by name: node (not installed)"
+fi
+[ $fail = 0 ] && echo "recorded output identical: $checked"
 exit $fail
