@@ -310,6 +310,20 @@ UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
 // allowed; non-temporal stores for big non-overlapping copies; otherwise
 // the vector loops. Shared by memcpy (which tolerates overlap). Returns d,
 // so that the entry reaches it by a tail jump with no frame of its own.
+// Past the non-temporal threshold, disjoint: streaming stores where dst is
+// resident, the cached loop where it is not. Out of line and reached by a
+// tail jump: its system calls would otherwise give move_large a frame
+// (saved registers, a realigned stack) on every call.
+template <class V>
+__attribute__((noinline)) void *move_streaming(char *d, const char *s, size_t n)
+{
+	if (dst_resident(d, n))
+		copy_fwd_loop<V, true>(d, s, n);
+	else
+		copy_fwd_loop<V, false>(d, s, n);
+	return d;
+}
+
 template <class V>
 void *move_large(char *d, const char *s, size_t n, const MemParams &p);
 
@@ -347,10 +361,9 @@ __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, con
 		rep_movsb(d + skew, s + skew, n - skew);
 		return d;
 	}
-	if (__builtin_expect(p.nt_min && n >= p.nt_min && uintptr_t(s) - uintptr_t(d) >= n, 0) && dst_resident(d, n))
-		copy_fwd_loop<V, true>(d, s, n);
-	else
-		copy_fwd_loop<V, false>(d, s, n);
+	if (__builtin_expect(p.nt_min && n >= p.nt_min && uintptr_t(s) - uintptr_t(d) >= n, 0))
+		return move_streaming<V>(d, s, n);
+	copy_fwd_loop<V, false>(d, s, n);
 	return d;
 }
 
@@ -389,6 +402,17 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 // caller nor the callee owning the vzeroupper (gcc 12 emitted none, and
 // memset returned with dirty upper state from here).
 template <class V>
+__attribute__((noinline)) void *set_streaming(char *d, uint8_t c, size_t n)   // as move_streaming
+{
+	typename V::T v = V::splat(splat8(c));
+	if (dst_resident(d, n))
+		set_fwd_loop<V, true>(d, v, n);
+	else
+		set_fwd_loop<V>(d, v, n);
+	return d;
+}
+
+template <class V>
 void *set_large(char *d, uint8_t c, size_t n, const MemParams &p);
 
 template <class V>
@@ -414,10 +438,8 @@ __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const Me
 	}
 	// Past the non-temporal threshold and outside the rep stosb window
 	// (which the policy ends there where streaming fills win).
-	if (__builtin_expect(p.nt_min && n >= p.nt_min, 0) && dst_resident(d, n)) {
-		set_fwd_loop<V, true>(d, v, n);
-		return d;
-	}
+	if (__builtin_expect(p.nt_min && n >= p.nt_min, 0))
+		return set_streaming<V>(d, c, n);
 	set_fwd_loop<V>(d, v, n);
 	return d;
 }
