@@ -75,13 +75,30 @@ Aux read_auxv(bool after_startup)
 // guest.
 long tunables_from_initial_env()
 {
-	if (!&__libc_stack_end || !__libc_stack_end)
+	if (!&__libc_stack_end || !__libc_stack_end || !getauxval)
 		return -2;
 	static const char name[] = "UARCH_TUNABLES=";
-	const long *sp = static_cast<const long *>(__libc_stack_end);   // argc, argv..., 0, envp..., 0
-	if (sp[0] < 0 || sp[0] > (1L << 24))
+	// Where the loader put it, __libc_stack_end points at argc (argc,
+	// argv..., 0, envp..., 0, auxv); a static program's start code points it
+	// elsewhere. Trusted only when the vector found after envp holds the
+	// AT_RANDOM that getauxval reports.
+	constexpr uint64_t at_random = 25;
+	const long *sp = static_cast<const long *>(__libc_stack_end);
+	if (sp[0] < 0 || sp[0] > (1L << 24) || sp[1 + sp[0]] != 0)
 		return -2;
 	char *const *envp = reinterpret_cast<char *const *>(sp + 1 + sp[0] + 1);
+	size_t nenv = 0;
+	while (envp[nenv] && nenv < (1u << 24))
+		nenv++;
+	const uint64_t *aux = reinterpret_cast<const uint64_t *>(envp + nenv + 1);
+	bool found = false;
+	for (size_t i = 0; i < 512 && aux[i] != 0; i += 2)
+		if (aux[i] == at_random) {
+			found = aux[i + 1] == getauxval(at_random);
+			break;
+		}
+	if (!found)
+		return -2;
 	for (size_t i = 0; envp[i]; i++) {
 		const char *e = envp[i];
 		size_t k = 0;
