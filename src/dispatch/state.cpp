@@ -80,19 +80,24 @@ long tunables_from_initial_env()
 	static const char name[] = "UARCH_TUNABLES=";
 	// Where the loader put it, __libc_stack_end points at argc (argc,
 	// argv..., 0, envp..., 0, auxv); a static program's start code points it
-	// elsewhere. Trusted only when the vector found after envp holds the
-	// AT_RANDOM that getauxval reports.
-	constexpr uint64_t at_random = 25;
+	// elsewhere. Every word read lies below AT_EXECFN, the file name the
+	// kernel put above all of them at the top of the stack, and the layout
+	// is trusted only when the vector found after envp holds the AT_RANDOM
+	// that getauxval reports.
+	constexpr uint64_t at_random = 25, at_execfn = 31;
+	const uintptr_t top = getauxval(at_execfn);
 	const long *sp = static_cast<const long *>(__libc_stack_end);
-	if (sp[0] < 0 || sp[0] > (1L << 24) || sp[1 + sp[0]] != 0)
+	auto below_top = [top](const void *p) { return uintptr_t(p) + sizeof(long) <= top; };
+	if (!top || uintptr_t(sp) >= top || !below_top(sp) || sp[0] < 0 || sp[0] > (1L << 20) ||
+	    !below_top(sp + 1 + sp[0]) || sp[1 + sp[0]] != 0)
 		return -2;
 	char *const *envp = reinterpret_cast<char *const *>(sp + 1 + sp[0] + 1);
 	size_t nenv = 0;
-	while (envp[nenv] && nenv < (1u << 24))
+	while (below_top(envp + nenv) && envp[nenv])
 		nenv++;
 	const uint64_t *aux = reinterpret_cast<const uint64_t *>(envp + nenv + 1);
 	bool found = false;
-	for (size_t i = 0; i < 512 && aux[i] != 0; i += 2)
+	for (size_t i = 0; below_top(aux + i + 1) && aux[i] != 0; i += 2)
 		if (aux[i] == at_random) {
 			found = aux[i + 1] == getauxval(at_random);
 			break;
