@@ -22,6 +22,7 @@ static int g_ready;   // 0: not built, 1: building, 2: built
 namespace {
 
 constexpr uint64_t at_secure = 23, at_hwcap = 16, at_hwcap2 = 26, at_pagesz = 6;
+constexpr char tunables_var[] = "UARCH_TUNABLES=";
 
 struct Aux {
 	bool readable;
@@ -77,7 +78,7 @@ long tunables_from_initial_env()
 {
 	if (!&__libc_stack_end || !__libc_stack_end || !getauxval)
 		return -2;
-	static const char name[] = "UARCH_TUNABLES=";
+	const char *name = tunables_var;
 	// Where the loader put it, __libc_stack_end points at argc (argc,
 	// argv..., 0, envp..., 0, auxv); a static program's start code points it
 	// elsewhere. Every word read lies below AT_EXECFN, the file name the
@@ -88,7 +89,7 @@ long tunables_from_initial_env()
 	const uintptr_t top = getauxval(at_execfn);
 	const long *sp = static_cast<const long *>(__libc_stack_end);
 	auto below_top = [top](const void *p) { return uintptr_t(p) + sizeof(long) <= top; };
-	if (!top || uintptr_t(sp) >= top || !below_top(sp) || sp[0] < 0 || sp[0] > (1L << 20) ||
+	if (!top || !below_top(sp) || sp[0] < 0 || sp[0] > (1L << 20) ||
 	    !below_top(sp + 1 + sp[0]) || sp[1 + sp[0]] != 0)
 		return -2;
 	char *const *envp = reinterpret_cast<char *const *>(sp + 1 + sp[0] + 1);
@@ -125,8 +126,8 @@ long tunables_from_initial_env()
 
 long read_tunables_env(bool *readable, bool after_startup)
 {
-	static const char name[] = "UARCH_TUNABLES=";
-	constexpr size_t name_len = sizeof name - 1;
+	const char *name = tunables_var;
+	constexpr size_t name_len = sizeof tunables_var - 1;
 	if (after_startup) {
 		long n = tunables_from_initial_env();
 		if (n != -2) {

@@ -10,7 +10,7 @@ enum class EntryBinding : int {
 	unbound = 0,    // not yet: no entry has been called
 	patched = 2,    // each entry is a `jmp rel32` to its variant
 	pointer = 3,    // each entry jumps through a pointer (patching refused)
-	deferred = 4,   // through a pointer until the first large copy patches
+	deferred = 4,   // through a pointer until the first copy of 256 KiB patches
 };
 
 // Sets the pointers to the variants; false (nothing done) while the state

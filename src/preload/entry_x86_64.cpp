@@ -5,10 +5,10 @@
 // section below is 4096 bytes long and 4096-aligned, so the linker places
 // nothing else on it). Each starts as `jmp *ptr(%rip)`, the pointer first
 // holding a function that binds on the first call, which sets the
-// pointers to the variants. At the first large
-// copy (when the library also reads the cache sizes: a process that does
-// real work) the page is replaced by one whose entries are `jmp rel32`
-// straight to the variants:
+// pointers to the variants. At the first copy or fill of 256 KiB or more
+// (caches_matter_from, when the library also reads the cache sizes: a
+// process that does real work) the page is replaced by one whose entries
+// are `jmp rel32` straight to the variants:
 //   1. the new page is built in an anonymous read-write mapping;
 //   2. mprotect makes it read+execute (never writable and executable);
 //   3. mremap(MREMAP_FIXED) moves it over the old page in one step, under
@@ -140,7 +140,7 @@ bool bind_entries()
 		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st->plan.impl[entry_op[i]]),
 				 __ATOMIC_RELEASE);
 	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
-	// The patch, at the first large copy (see the top of the file).
+	// The patch, at the first copy of caches_matter_from (see the top of the file).
 	set_late_binder(patch_entries);
 	return true;
 }

@@ -17,7 +17,7 @@
 extern "C" {
 // "patched" (jmp rel32 to the variant), "pointer" (jmp through a pointer:
 // the system refused the patch), "deferred" (jmp through a pointer until
-// the first large copy patches) or "unbound" (not yet bound).
+// the first copy of 256 KiB patches) or "unbound" (not yet bound).
 EXPORT const char *uarch_preload_binding(void)
 {
 	switch (uarch::entry_binding()) {

@@ -132,7 +132,7 @@ std::string entry_binding()
 		return "libuarch_preload.so, " + b +
 		       (b == "patched"    ? " (jmp rel32 to the variant)"
 			: b == "pointer"  ? " (jmp through a pointer)"
-			: b == "deferred" ? " (jmp through a pointer until the first large copy)"
+			: b == "deferred" ? " (jmp through a pointer until the first copy of 256 KiB)"
 			: b == "unbound"  ? " (bound at the first call)"
 					  : "");
 	}
