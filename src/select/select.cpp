@@ -138,12 +138,36 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// ownership). NT copies of a cold buffer: 1 MiB 0.94x of the
 		// cached loop, 2 MiB 1.16x, 8 MiB 1.36x; of buffers that stay in
 		// the L3, 0.44-0.90x at 4 MiB (see the non-temporal rule above).
-		// Zen 4 is not measured
-		// (its L1d is 32 KiB, where the 32 KiB cliff may move): glibc's.
 		if (c.zen == Zen::zen5 && !c.has(f_fsrs)) {
 			t->movsb_min = 32u << 10;
 			t->movsb_max = t->nt_min;
 			t->stosb_min = derived(c.cache.l2 ? c.cache.l2 : 1u << 20);
+		}
+		// Zen 4 (family 0x19 model 0x11; EPYC "Genoa" KVM guest, 2 vCPU,
+		// AVX-512, ERMS, FSRM, no FSRS, L1d 32 KiB, L2 1 MiB, 32 MiB CCX
+		// L3), uarch-tune, ns per call of the avx512 variant, loop / rep,
+		// dst aligned (dst+1 alike):
+		//   copy 1 KiB 9.7/16.0, 2 KiB 18.7/25.0, 4 KiB 36.5/42.8,
+		//        16 KiB 146/158, 64 KiB 1142/1136, 1 MiB 22083/21798,
+		//        4 MiB 87881/86809 (dst+1: 89002/95002);
+		//   fill 1 KiB 9.2/16.0, 2 KiB 18.1/20.8, 4 KiB 36.0/37.6,
+		//        64 KiB 587/582, 1 MiB 11412/11282, 16 MiB 196993/199727.
+		// rep movsb loses up to 0.61x below 24 KiB and never wins by more
+		// than 1% above (to a misaligned dst it loses 5-13% from 24 KiB):
+		// never. rep stosb loses up to 0.58x below 32 KiB and wins by at
+		// most 2% above: never; from the non-temporal threshold streaming
+		// fills beat it (uarch-bench mem, memset 16 MiB: 1.57-1.73x
+		// glibc's rep stosb). Non-temporal against the cached loop, cold
+		// buffers: copy 8 MiB 0.94x, 16 MiB 1.12x, 32 MiB 1.43x; fill
+		// 4 MiB 1.13x, 8 MiB 1.28x: the copy's crossover decides, half
+		// the L3 (16 MiB).
+		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && mem == Impl::avx512) {
+			if (c.cache.l3 && uint64_t(c.cache.l3) / 2 > t->nt_min)
+				t->nt_min = derived(uint64_t(c.cache.l3) / 2);
+			t->movsb_min = 0;   // never; the stops stay, for a tunable
+			t->movsb_max = t->nt_min;   // that opens a window
+			t->stosb_min = 0;
+			t->stosb_max = ~uint64_t(0);
 		}
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
@@ -178,7 +202,8 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 				t->nt_min = derived(8 * l2);
 			t->movsb_min = 24u << 10;
 			t->movsb_max = t->nt_min;
-			t->stosb_min = t->stosb_max = 0;
+			t->stosb_min = 0;   // never; the stop stays, for a tunable
+			t->stosb_max = ~uint64_t(0);
 		}
 	}
 	// Every line, on every vendor. uarch-bench sync on Zen 3 (random
