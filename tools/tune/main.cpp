@@ -108,9 +108,11 @@ struct Buffers {
 };
 
 // The thresholds each candidate runs under: only its own path can fire.
-MemParams loop_params() { return MemParams{0, 0, 0, 0, 0}; }
-MemParams rep_params() { return MemParams{1, ~uint64_t(0), 1, ~uint64_t(0), 0}; }
-MemParams nt_params() { return MemParams{0, 0, 0, 0, 1}; }
+// (~0: never, as in mem.h.)
+constexpr uint64_t never = ~uint64_t(0);
+MemParams loop_params() { return MemParams{never, never, never, never, never}; }
+MemParams rep_params() { return MemParams{1, never, 1, never, never}; }
+MemParams nt_params() { return MemParams{never, never, never, never, 1}; }
 
 struct Candidate {
 	MemParams params;

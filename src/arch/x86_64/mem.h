@@ -11,14 +11,17 @@ namespace uarch {
 
 struct MemParams {
 	// rep movsb is used for memcpy/forward memmove sizes in [movsb_min, movsb_max)
-	// (movsb_min == 0 or movsb_min >= movsb_max: never).
+	// (never: both ~0, so the first compare fails).
 	uint64_t movsb_min, movsb_max;
 	// rep stosb for memset sizes in [stosb_min, stosb_max) (same convention).
 	uint64_t stosb_min, stosb_max;
 	// Non-temporal stores for non-overlapping copies of at least nt_min bytes
-	// (0: never).
+	// (never: ~0).
 	uint64_t nt_min;
 };
+
+// The plan's windows as the variants read them (params.cpp).
+MemParams arch_params_for(const MemThresholds &m) __attribute__((visibility("hidden")));
 
 // The binder writes it before publishing any function pointer.
 extern MemParams mem_params __attribute__((visibility("hidden")));

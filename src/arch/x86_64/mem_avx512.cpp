@@ -39,7 +39,7 @@ struct Avx512 {
 	// through the loop; random sizes 0-1024 lose 1-2% by it (Sapphire
 	// Rapids guest, back-to-back calls).
 	static constexpr size_t move_in_registers = 512;
-	static constexpr size_t set_in_registers = 512;
+	static constexpr size_t set_in_registers = 1024;
 	// Inline, the 4-zmm loop makes gcc realign the stack for every size
 	// above 64 (a 64-byte-aligned frame for zmm spills): behind the call.
 	static constexpr bool inline_loop = false;

@@ -63,8 +63,8 @@ UARCH_INLINE void *move_beyond(char *d, const char *s, size_t n)
 {
 	const MemParams &p = mem_params;
 	// Forward-safe (disjoint or d < s) and below every window: the loop
-	// inline. nt_min - 1: 0 (never) wraps to the largest size.
-	if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.movsb_min && n <= p.nt_min - 1) {
+	// inline.
+	if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.movsb_min && n < p.nt_min) {
 		copy_fwd_loop<typename T::V, false>(d, s, n);
 		return d;
 	}
@@ -129,8 +129,11 @@ UARCH_INLINE void *set_classes(char *d, typename T::V::T v, size_t n)
 			return d;
 		}
 		return set_classes<T, 2 * B>(d, v, n);
+	} else if constexpr (B / V::size >= 8) {
+		set_head_tail_aligned<V, int(B / V::size)>(d, v, n);   // the last, n <= 2B
+		return d;
 	} else {
-		set_head_tail<V, int(B / V::size)>(d, v, n);
+		set_head_tail<V, int(B / V::size)>(d, v, n);   // the last, n <= 2B
 		return d;
 	}
 }
