@@ -96,6 +96,33 @@ TEST(TuneDecide, StrideAndSpin)
 	EXPECT_EQ(spin_budget(t(0)), 0u);
 }
 
+// Streaming never starts below the floor (decide.h: a contended L3 made
+// 2 MiB win in one run), and the floor alone never makes it start.
+TEST(TuneDecide, NonTemporalFloor)
+{
+	Evidence e;
+	for (uint64_t n : {1u << 20, 2u << 20, 4u << 20, 8u << 20, 16u << 20}) {
+		NtRow r;
+		r.size = n;
+		r.temporal = t(1000);
+		r.nt = t(n == 1u << 20 ? 1100 : 900);
+		e.nt.push_back(r);
+	}
+	e.futex_wake = t(5000);
+	Rules rules;
+	EXPECT_EQ(decide(e, rules).nt_min, 2u << 20);
+	rules.nt_floor = 8u << 20;
+	Profile p = decide(e, rules);
+	EXPECT_TRUE(p.have_nt);
+	EXPECT_EQ(p.nt_min, 8u << 20);
+	rules.nt_floor = 1u << 20;   // below the measured crossover: the measurement
+	EXPECT_EQ(decide(e, rules).nt_min, 2u << 20);
+	for (NtRow &r : e.nt)
+		r.nt = t(1000);   // never wins: no threshold, floor or not
+	rules.nt_floor = 8u << 20;
+	EXPECT_FALSE(decide(e, rules).have_nt);
+}
+
 TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 {
 	Evidence e;

@@ -111,6 +111,8 @@ Profile decide(const Evidence &e, const Rules &r)
 	p.too_noisy = spreads.empty() || p.noise > r.noise_limit;
 
 	p.have_nt = nt_threshold(e.nt, r.margin, &p.nt_min);
+	if (p.have_nt && p.nt_min < r.nt_floor)
+		p.nt_min = r.nt_floor;   // the winning sizes run to the end: it wins there too
 	uint64_t below = p.have_nt ? p.nt_min : Window::open;
 	p.movsb = rep_window(e.movsb, r.margin, below);
 	p.stosb = rep_window(e.stosb, r.margin, below);

@@ -69,6 +69,16 @@ struct Rules {
 	double margin = 0.03;
 	// Refuse to decide when the median spread of repeated medians is above this.
 	double noise_limit = 0.10;
+	// The non-temporal threshold is never below this (0: no floor). The
+	// tuner copies the same buffers again and again, as a program that
+	// reuses them would; whether streaming wins there depends on how much
+	// of the shared L3 other cores take at that moment. On the Zen 4
+	// guest one run found it from 16 MiB and one, an hour later, from
+	// 2 MiB (1.09x at 2 MiB, 1.13x at 4 MiB); with that profile
+	// uarch-bench mem then copied 4 MiB at 0.57-0.65x glibc's and filled
+	// it at 0.64-0.75x, the buffers fitting the L3 again. A wrong stream
+	// costs more than a missed one gains.
+	uint64_t nt_floor = 0;
 };
 
 // The window where rep wins at both alignments, among the sizes below
