@@ -176,6 +176,34 @@ struct Row {
 	double ratio() const { return ns[0] / ns[1]; }
 };
 
+// An A/A check in every run: where uarch binds memcpy and memmove to the
+// same code (every x86-64 variant; glibc does the same), a memcpy row and
+// the memmove row of the same case measure the same thing on both sides,
+// and only the machine's noise tells their ratios apart. Returns "" where
+// the two are bound apart or fewer than 8 cases pair up.
+std::string aa_noise(const std::vector<Row> &rows)
+{
+	if (strcmp(uarch_impl("memcpy"), uarch_impl("memmove")) != 0)
+		return "";
+	std::map<std::string, double> cpy;
+	for (const Row &r : rows)
+		if (r.op == "memcpy" && r.align != "recorded")
+			cpy[r.name + "/" + r.align] = r.ratio();
+	std::vector<double> dev;
+	for (const Row &r : rows)
+		if (r.op == "memmove" && cpy.count(r.name + "/" + r.align))
+			dev.push_back(std::fabs(cpy[r.name + "/" + r.align] / r.ratio() - 1));
+	if (dev.size() < 8)
+		return "";
+	std::sort(dev.begin(), dev.end());
+	char b[256];
+	std::snprintf(b, sizeof b,
+		      "noise (A/A): memcpy and memmove run the same code on both sides; their ratios differ by a "
+		      "median %.1f%%, 90th percentile %.1f%%, over %zu cases: a single row nearer 1 than that is noise",
+		      dev[dev.size() / 2] * 100, dev[dev.size() * 9 / 10] * 100, dev.size());
+	return b;
+}
+
 // --preload LIB: the same variants on both sides, called through
 // libuarch.so's uarch_memcpy/memmove/memset (bound by the loader) and
 // through LIB's memcpy/memmove/memset (libuarch_preload.so's entries, as an
@@ -426,6 +454,8 @@ int bench_mem(int argc, char **argv)
 		ratios.push_back({r.op, r.ratio()});
 	}
 	report::Table g = report::geomean("geometric mean ratio per op", ratios);
+	if (std::string note = aa_noise(done); !note.empty())
+		g.notes.push_back(note);
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", stat}},
