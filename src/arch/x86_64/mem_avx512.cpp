@@ -33,18 +33,21 @@ struct Zmm {
 struct Avx512 {
 	using V = Zmm;
 	static constexpr bool masked_small = true;
-	// 1024: the class (512, 1024] is head_tail_aligned (two unaligned
-	// stores, 15 aligned). Plain head_tail<zmm, 8> stores 16 unaligned,
-	// and those split stores made copies of 600-1024 bytes to a
-	// misaligned dst 0.63-0.85x glibc's on the Sapphire Rapids guest;
-	// the loop it replaces mispredicts its trip count on random sizes.
-	// Zen 4 guest, in one process against glibc, medians of 3: random
-	// copies 0-1024 1.03 -> 1.13x (dst+1: 0.97 -> 0.98x), fixed 1000 to
-	// dst+1 0.92 -> 0.99x, zstd's recorded memmoves 0.93 -> 0.97x;
-	// random fills 0-1024 0.84 -> 0.98-1.00x. Not re-measured on
-	// Sapphire Rapids.
-	static constexpr size_t move_in_registers = 1024;
-	static constexpr size_t set_in_registers = 1024;
+	// 512, not 1024: the 16-zmm class stores every vector unaligned, and
+	// split stores made fixed copies of 600-1024 bytes to a misaligned
+	// dst 0.63-0.85x glibc's (whose loop aligns dst), against 0.93-1.06x
+	// through the loop; random sizes 0-1024 lose 1-2% by it (Sapphire
+	// Rapids guest, back-to-back calls). Nor a class of fixed cost with
+	// aligned stores between two unaligned ends (17 zmm stores for any
+	// size in (512, 1024], tried on the Zen 4 guest): it took random
+	// sizes 0-1024 from 0.84x glibc's to 0.98x for memset, but fixed
+	// sizes pay its 17 stores where the loop makes 8-16 (TSC ticks per
+	// call, same buffers, no 4 KiB aliasing: fill 520-700 bytes 25.3
+	// against 18.3; copy 520 bytes 25.3 against 14.1), and real
+	// programs' sizes there are a few repeated ones (1024, 944, 672;
+	// tests/data/profiles).
+	static constexpr size_t move_in_registers = 512;
+	static constexpr size_t set_in_registers = 512;
 	// Inline, the 4-zmm loop makes gcc realign the stack for every size
 	// above 64 (a 64-byte-aligned frame for zmm spills): behind the call.
 	static constexpr bool inline_loop = false;

@@ -123,44 +123,6 @@ UARCH_INLINE void copy_head_tail(char *d, const char *s, size_t n)
 		V::store(d + n - (K - i) * w, t[i]);
 }
 
-// K * V::size < n <= 2 * K * V::size, K >= 4: one unaligned vector at
-// each end, and V-aligned ones between: a = the last V-aligned address at
-// or below d + size, b = the first at or above d + n - size, m = b - a. The
-// ends cover [d, a) and [b, d + n). m > n - 2 * size > (K - 2) * size, and
-// m is a multiple of size, so m >= (K - 1) * size: K - 1 vectors from a up
-// and K - 1 from b down stay inside [a, b); a > d and b < d + n give m <=
-// (2K - 1) * size, so what the two runs leave is at most one vector at a +
-// (K - 1) * size, stored there, or at b - size where nothing is left.
-// All 2K + 1 vectors are loaded before any is stored. Against
-// copy_head_tail<V, K> it splits two stores across cache lines instead of
-// 2K where dst is not aligned.
-template <class V, int K>
-UARCH_INLINE void copy_head_tail_aligned(char *d, const char *s, size_t n)
-{
-	constexpr uintptr_t w = V::size;
-	char *a = reinterpret_cast<char *>((uintptr_t(d) + w) & ~(w - 1));
-	char *b = reinterpret_cast<char *>((uintptr_t(d) + n - 1) & ~(w - 1));
-	char *mid = a + (K - 1) * w < b - w ? a + (K - 1) * w : b - w;
-	const char *sa = s + (a - d), *sb = s + (b - d);
-	typename V::T h = V::load(s), t = V::load(s + n - w), m = V::load(s + (mid - d));
-	typename V::T f[K - 1], r[K - 1];
-#pragma GCC unroll 16
-	for (int i = 0; i < K - 1; i++)
-		f[i] = V::load(sa + i * w);
-#pragma GCC unroll 16
-	for (int i = 0; i < K - 1; i++)
-		r[i] = V::load(sb - (i + 1) * w);
-	V::store(d, h);
-	V::store(d + n - w, t);
-#pragma GCC unroll 16
-	for (int i = 0; i < K - 1; i++)
-		V::store_aligned(a + i * w, f[i]);
-	V::store_aligned(mid, m);
-#pragma GCC unroll 16
-	for (int i = 0; i < K - 1; i++)
-		V::store_aligned(b - (i + 1) * w, r[i]);
-}
-
 // ---- fills -------------------------------------------------------------------
 
 UARCH_INLINE void set_1_3(char *d, uint8_t c, size_t n)
@@ -193,29 +155,6 @@ UARCH_INLINE void set_head_tail(char *d, typename V::T v, size_t n)
 #pragma GCC unroll 16
 	for (int i = 0; i < K; i++)
 		V::store(d + n - (K - i) * V::size, v);
-}
-
-// K * V::size < n <= 2 * K * V::size, K >= 4: the stores of
-// copy_head_tail_aligned (above). Where it replaced set_head_tail<zmm, 8>
-// (16 unaligned stores) and the 4-vector loop for fills of 513-1024
-// bytes, random fills of 0-1024 bytes went from 0.84x glibc's to about
-// 0.95-0.98x (Zen 4 guest).
-template <class V, int K>
-UARCH_INLINE void set_head_tail_aligned(char *d, typename V::T v, size_t n)
-{
-	constexpr uintptr_t w = V::size;
-	char *a = reinterpret_cast<char *>((uintptr_t(d) + w) & ~(w - 1));
-	char *b = reinterpret_cast<char *>((uintptr_t(d) + n - 1) & ~(w - 1));
-	char *mid = a + (K - 1) * w < b - w ? a + (K - 1) * w : b - w;
-	V::store(d, v);
-	V::store(d + n - w, v);
-#pragma GCC unroll 16
-	for (int i = 0; i < K - 1; i++)
-		V::store_aligned(a + i * w, v);
-	V::store_aligned(mid, v);
-#pragma GCC unroll 16
-	for (int i = 0; i < K - 1; i++)
-		V::store_aligned(b - (i + 1) * w, v);
 }
 
 // ---- string instructions -----------------------------------------------------

@@ -14,9 +14,7 @@
 //               the classes (b, 2b] from b = 4 * Small::size (64 when
 //               masked) up to that bound, each head_tail<V, b / V::size>,
 //               all loads before all stores (so memmove needs no direction
-//               test there), the last with 8 vectors or more a
-//               head_tail_aligned (mem_blocks.h: only its two end vectors
-//               unaligned); a power-of-two multiple of that first b
+//               test there); a power-of-two multiple of that first b
 //   inline_loop  true: above the register classes, the V loop inline while
 //               below every rep movsb/stosb and non-temporal window (no
 //               call); false: always the noinline move_large / set_large
@@ -53,9 +51,6 @@ UARCH_INLINE void *move_classes(char *d, const char *s, size_t n)
 			return d;
 		}
 		return move_classes<T, 2 * B>(d, s, n);
-	} else if constexpr (B / V::size >= 8) {
-		copy_head_tail_aligned<V, int(B / V::size)>(d, s, n);   // the last: n <= 2B
-		return d;
 	} else {
 		copy_head_tail<V, int(B / V::size)>(d, s, n);   // the last: n <= 2B
 		return d;
@@ -134,11 +129,8 @@ UARCH_INLINE void *set_classes(char *d, typename T::V::T v, size_t n)
 			return d;
 		}
 		return set_classes<T, 2 * B>(d, v, n);
-	} else if constexpr (B / V::size >= 8) {
-		set_head_tail_aligned<V, int(B / V::size)>(d, v, n);   // the last, n <= 2B
-		return d;
 	} else {
-		set_head_tail<V, int(B / V::size)>(d, v, n);   // the last, n <= 2B
+		set_head_tail<V, int(B / V::size)>(d, v, n);
 		return d;
 	}
 }
