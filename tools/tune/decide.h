@@ -69,15 +69,18 @@ struct Rules {
 	double margin = 0.03;
 	// Refuse to decide when the median spread of repeated medians is above this.
 	double noise_limit = 0.10;
-	// The non-temporal threshold is never below this (0: no floor). The
-	// tuner copies the same buffers again and again, as a program that
-	// reuses them would; whether streaming wins there depends on how much
-	// of the shared L3 other cores take at that moment. On the Zen 4
-	// guest one run found it from 16 MiB and one, an hour later, from
-	// 2 MiB (1.09x at 2 MiB, 1.13x at 4 MiB); with that profile
-	// uarch-bench mem then copied 4 MiB at 0.57-0.65x glibc's and filled
-	// it at 0.64-0.75x, the buffers fitting the L3 again. A wrong stream
-	// costs more than a missed one gains.
+	// The non-temporal threshold is never below this (0: no floor; the
+	// tuner passes the policy's own). The tuner copies the same buffers
+	// again and again, as a program that reuses them would; whether
+	// streaming wins there depends on how much of the shared L3 other
+	// cores take at that moment. On the Zen 4 guest runs an hour apart
+	// found it from 16 MiB, from 8 MiB and from 2 MiB; with the 2 MiB
+	// profile uarch-bench mem copied 4 MiB at 0.57-0.65x glibc's and
+	// filled it at 0.64-0.75x, and with 8 MiB the python-buffers replay
+	// (8 MiB copies) ran at 0.70-0.74x against 1.02-1.31x with the
+	// default 16 MiB: the buffers fitted the L3 again. A wrong stream
+	// costs more than a missed one gains, so a profile may move the
+	// threshold up from the policy's, not down.
 	uint64_t nt_floor = 0;
 };
 

@@ -511,12 +511,11 @@ int main(int argc, char **argv)
 
 	Rules rules;
 	rules.noise_limit = cfg.noise_limit;
-	// A quarter of the L3 or 8x the L2, whichever is less (decide.h):
-	// below it a reused buffer may fit the cache, whatever this run saw.
-	uint64_t l2 = cpu.cache.l2 ? cpu.cache.l2 : 256u << 10;
-	rules.nt_floor = cpu.cache.l3 && uint64_t(cpu.cache.l3) / 4 < 8 * l2 ? uint64_t(cpu.cache.l3) / 4 : 8 * l2;
+	// The built-in threshold (decide.h): a profile may start streaming
+	// later than the policy, never earlier.
+	rules.nt_floor = plan.mem.nt_min;
 	Profile p = decide(ev, rules);
-	std::printf("non-temporal: never below %" PRIu64 " KiB (the lesser of L3/4 and 8x L2: a reused buffer may fit the cache)\n",
+	std::printf("non-temporal: never below the built-in %" PRIu64 " KiB (a reused buffer may fit the cache there)\n",
 		    rules.nt_floor >> 10);
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
