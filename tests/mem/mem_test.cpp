@@ -490,6 +490,37 @@ TEST_P(MemTest, NarrowStringWindows)
 }
 
 #if defined(__x86_64__)
+// With rep movsb and rep stosb closed (no ERMS, or a policy's "never"), a
+// copy or fill past the non-temporal threshold still reaches the large
+// path: there it streams, and the first one of caches_matter_from bytes
+// or more completes the deferred plan. (A fill took the inline loop of the
+// avx2 and sse2 variants whenever rep stosb was closed, at every size.)
+TEST_P(MemTest, ClosedWindowsStillReachTheLargePath)
+{
+	if (GetParam().impl == Impl::none)
+		GTEST_SKIP() << "bound: its windows are the binder's";
+	if (GetParam().impl == Impl::generic || GetParam().impl == Impl::erms)
+		GTEST_SKIP() << GetParam().name << ": no windows (C reference; rep movsb/stosb at every size)";
+	const Variant &v = GetParam();
+	Plan p = host_plan();
+	p.mem.movsb_min = p.mem.movsb_max = 0;
+	p.mem.stosb_min = p.mem.stosb_max = 0;
+	p.mem.nt_min = 512 << 10;
+	struct Restore { ~Restore() { __atomic_store_n(&mem_params_pending, 0, __ATOMIC_SEQ_CST); set_arch_params(host_plan()); } } restore;
+	std::vector<char> a(1 << 20, 1), b(1 << 20, 0);
+	for (int op = 0; op < 2; op++) {
+		set_arch_params(p);
+		defer_arch_params();   // pending: only the large path clears it
+		if (op)
+			v.memcpy_fn(b.data(), a.data(), a.size());
+		else
+			v.memset_fn(b.data(), 5, b.size());
+		EXPECT_EQ(0, __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE))
+			<< (op ? "memcpy" : "memset") << " of 1 MiB did not reach the large path";
+		EXPECT_EQ(op ? 1 : 5, b[b.size() - 1]);
+	}
+}
+
 // Streaming stores go only into pages already in memory: a fresh
 // allocation's first touch is left to the cached loop (mem_blocks.h).
 TEST(Streaming, OnlyIntoResidentPages)

@@ -138,8 +138,10 @@ UARCH_INLINE void *set_classes(char *d, typename T::V::T v, size_t n)
 template <class T>
 UARCH_INLINE void *set_beyond(char *d, typename T::V::T v, uint8_t c, size_t n)
 {
-	if (T::inline_loop && n < mem_params.stosb_min) {
-		set_fwd_loop<typename T::V>(d, v, n);   // below the rep stosb window
+	// Below the rep stosb window and the non-temporal threshold, as in
+	// move_beyond.
+	if (T::inline_loop && n < mem_params.stosb_min && n < mem_params.nt_min) {
+		set_fwd_loop<typename T::V>(d, v, n);
 		return d;
 	}
 	return set_large<typename T::V>(d, c, n, mem_params);
