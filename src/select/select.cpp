@@ -156,9 +156,9 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// than 1% above (to a misaligned dst it loses 5-13% from 24 KiB):
 		// never. rep stosb loses up to 0.58x below 32 KiB and wins by at
 		// most 2% above: never; from the non-temporal threshold streaming
-		// fills beat it (uarch-bench mem, memset 16 MiB: 1.57-1.73x
-		// glibc's rep stosb). Non-temporal against the cached loop, cold
-		// buffers: copy 8 MiB 0.94x, 16 MiB 1.12x, 32 MiB 1.43x; fill
+		// fills beat it (uarch-bench mem, memset 16 MiB: 1.20-1.75x
+		// glibc's rep stosb). Non-temporal against the cached loop, the
+		// same buffers again and again: copy 8 MiB 0.94x, 16 MiB 1.12x, 32 MiB 1.43x; fill
 		// 4 MiB 1.13x, 8 MiB 1.28x: the copy's crossover decides, half
 		// the L3 (16 MiB).
 		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && mem == Impl::avx512) {
