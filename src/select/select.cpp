@@ -158,14 +158,16 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// most 2% above: never; from the non-temporal threshold streaming
 		// fills beat it (uarch-bench mem, memset 16 MiB: 1.20-1.75x
 		// glibc's rep stosb). Non-temporal against the cached loop, the
-		// same buffers again and again: copy 8 MiB 0.94x, 16 MiB 1.12x, 32 MiB 1.43x; fill
-		// 4 MiB 1.13x, 8 MiB 1.28x: the copy's crossover decides, half
-		// the L3 (16 MiB).
+		// same buffers again and again: copy 8 MiB 0.94x, 16 MiB 1.12x,
+		// 32 MiB 1.43x; fill 4 MiB 1.13x, 8 MiB 1.28x: the copy's
+		// crossover decides, half the L3 (16 MiB).
+		// "Never" closes a window's start only: its stop stays for a
+		// tunable that opens it (the plan closes the rest, below).
 		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && mem == Impl::avx512) {
-			if (c.cache.l3 && uint64_t(c.cache.l3) / 2 > t->nt_min)
-				t->nt_min = derived(uint64_t(c.cache.l3) / 2);
-			t->movsb_min = 0;   // never; the stops stay, for a tunable
-			t->movsb_max = t->nt_min;   // that opens a window
+			if (uint64_t(c.cache.l3) / 2 > t->nt_min)
+				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
+			t->movsb_min = 0;
+			t->movsb_max = t->nt_min;
 			t->stosb_min = 0;
 			t->stosb_max = ~uint64_t(0);
 		}
@@ -202,7 +204,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 				t->nt_min = derived(8 * l2);
 			t->movsb_min = 24u << 10;
 			t->movsb_max = t->nt_min;
-			t->stosb_min = 0;   // never; the stop stays, for a tunable
+			t->stosb_min = 0;   // never, as for Zen 4
 			t->stosb_max = ~uint64_t(0);
 		}
 	}

@@ -108,11 +108,10 @@ struct Buffers {
 };
 
 // The thresholds each candidate runs under: only its own path can fire.
-// (~0: never, as in mem.h.)
-constexpr uint64_t never = ~uint64_t(0);
-MemParams loop_params() { return MemParams{never, never, never, never, never}; }
-MemParams rep_params() { return MemParams{1, never, 1, never, never}; }
-MemParams nt_params() { return MemParams{never, never, never, never, 1}; }
+// Written as plans (0: never) and converted as the binder converts them.
+MemParams loop_params() { return arch_params_for(MemThresholds{}); }
+MemParams rep_params() { return arch_params_for(MemThresholds{1, ~uint64_t(0), 1, ~uint64_t(0), 0, 0, 0, 0}); }
+MemParams nt_params() { return arch_params_for(MemThresholds{0, 0, 0, 0, 1, 0, 0, 0}); }
 
 struct Candidate {
 	MemParams params;
