@@ -9,7 +9,7 @@ static const char feature_names[f_count][12] = {
 	"sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "avx", "avx2", "avx512f",
 	"avx512bw", "avx512vl", "bmi2", "erms", "fsrm", "fzlrm", "fsrs", "fsrc",
 	"monitor", "waitpkg", "monitorx", "prefetchw", "clflushopt",
-	"amx_tile",
+	"amx_tile", "avx512fp16",
 	"asimd", "cpuid", "atomics", "sve", "mops", "wfxt",
 };
 

@@ -15,7 +15,8 @@ enum Feature : uint32_t {
 	f_sse2, f_sse3, f_ssse3, f_sse41, f_sse42, f_avx, f_avx2, f_avx512f,
 	f_avx512bw, f_avx512vl, f_bmi2, f_erms, f_fsrm, f_fzlrm, f_fsrs, f_fsrc,
 	f_monitor, f_waitpkg, f_monitorx, f_prefetchw, f_clflushopt,
-	f_amx_tile,   // the CPUID bit alone (a core-family marker; AMX itself is never used)
+	f_amx_tile,   // the CPUID bits alone (core-family markers: AMX and
+	f_avx512fp16, // AVX512-FP16 themselves are never used)
 	// aarch64
 	f_asimd, f_cpuid, f_atomics, f_sve, f_mops, f_wfxt,
 	f_count

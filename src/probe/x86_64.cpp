@@ -107,6 +107,7 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 			if (bit(r.ebx, 16)) c->set(f_avx512f);
 			if (bit(r.ebx, 30) && bit(r.ebx, 16)) c->set(f_avx512bw);
 			if (bit(r.ebx, 31) && bit(r.ebx, 16)) c->set(f_avx512vl);
+			if (bit(r.edx, 23) && bit(r.ebx, 16)) c->set(f_avx512fp16);
 		}
 		if (bit(r.ecx, 5)) c->set(f_waitpkg);
 		if (bit(r.edx, 4)) c->set(f_fsrm);

@@ -174,7 +174,11 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
 		// number a hypervisor shows (the guest measured reports 6/0xa7,
-		// a client model). Measured with uarch-tune on a 2-vCPU KVM guest
+		// a client model). Where a hypervisor hides AMX, AVX512-FP16 with
+		// a 2 MiB L2 marks them (an Emerald Rapids guest, 6/0xcf: see
+		// below); AVX512-FP16 alone would take in Alder Lake's Golden Cove
+		// cores with AVX-512 enabled, a 1.25 MiB L2 and a client uncore,
+		// not measured: they keep glibc's windows. Measured with uarch-tune on a 2-vCPU KVM guest
 		// of such a core (AVX-512, ERMS, FSRM, FSRS; L1d 48 KiB, L2 2 MiB,
 		// a reported 480 MiB L3), ns per call of the avx512 variant,
 		// loop / rep, dst aligned (dst+1 alike):
@@ -199,13 +203,34 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// is shared with other tenants and its reported size is not the
 		// host's, so on bare metal the crossover may lie higher (not
 		// measured); uarch-tune finds it there.
-		if (c.vendor == Vendor::intel && c.has(f_amx_tile) && mem == Impl::avx512) {
+		// The Emerald Rapids guest (2 vCPU; AMX hidden, AVX512-FP16 shown;
+		// L1d 48 KiB, L2 2 MiB, a reported 260 MiB L3), two uarch-tune runs:
+		//   copy 1 KiB 6.1/17.8 and 9.4/24.6, 4 KiB 28.9/42.1 and
+		//        30.4/42.9, 16 KiB 98/94 and 127/128, 24 KiB 173/147 and
+		//        731/378, 64 KiB-16 MiB within 6% but 1 MiB (1.08-1.19x);
+		//   fill 1 KiB 5.8/17.2 and 6.6/20.9, 4 KiB 22.2/25.5 and
+		//        26.5/40.5, 64 KiB-1 MiB within 2%, 2 MiB 58034/53733 and
+		//        92240/73066, 4 MiB 1.11/1.18x, 16 MiB 1.23/1.31x.
+		// The same copy windows. Fills differ from the guest above: rep
+		// stosb wins by 8-31% from the L2 size on, where that guest saw
+		// it level; so from the L2 size to the non-temporal threshold
+		// (uarch-bench mem, memset 4 MiB aligned, two runs each, against
+		// glibc's rep stosb: 1.05-1.06x with the window, 0.95-0.96x
+		// without). Non-temporal against the cached loop: copy 2 MiB
+		// 1.50/0.59x, 4 MiB 1.62/2.10x; fill 4 MiB 1.12/1.30x: earlier
+		// than on the guest above, the threshold stays (a buffer reused
+		// while it fits the cache loses more by streaming than a cold one
+		// gains). With these windows, uarch-bench mem geomeans against
+		// glibc, memcpy/memmove/memset, went from 1.27/1.22/0.96 (glibc's
+		// windows) to 1.31/1.28/1.04 (memset 64 MiB: 0.95x to 2.58x).
+		bool golden_cove_server = c.has(f_amx_tile) || (c.has(f_avx512fp16) && l2 >= (2u << 20));
+		if (c.vendor == Vendor::intel && golden_cove_server && mem == Impl::avx512) {
 			if (derived(8 * l2) < t->nt_min)
 				t->nt_min = derived(8 * l2);
 			t->movsb_min = 24u << 10;
 			t->movsb_max = t->nt_min;
-			t->stosb_min = 0;   // never, as for Zen 4
-			t->stosb_max = ~uint64_t(0);
+			t->stosb_min = l2 < t->nt_min ? derived(l2) : 0;   // else never, as for Zen 4
+			t->stosb_max = t->nt_min;
 		}
 	}
 	// Every line, on every vendor. uarch-bench sync on Zen 3 (random

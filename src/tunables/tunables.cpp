@@ -90,7 +90,8 @@ static bool parse_mask(const char *s, size_t n, uint64_t *out)
 			}
 		}
 		if (name_equal(name, len, "avx512")) {
-			m |= (uint64_t(1) << f_avx512f) | (uint64_t(1) << f_avx512bw) | (uint64_t(1) << f_avx512vl);
+			m |= (uint64_t(1) << f_avx512f) | (uint64_t(1) << f_avx512bw) | (uint64_t(1) << f_avx512vl) |
+			     (uint64_t(1) << f_avx512fp16);
 			found = true;
 		}
 		if (!found)

@@ -280,8 +280,8 @@ TEST(Select, Zen4MeasuredWindows)
 	EXPECT_EQ(p.mem.stosb_min, 2048u);
 }
 
-// Intel cores with AMX (Sapphire Rapids and on): the windows uarch-tune
-// measured (see select.cpp), whatever the model number.
+// Intel cores with AMX or AVX512-FP16 (Sapphire Rapids and on): the
+// windows uarch-tune measured (see select.cpp), whatever the model number.
 TEST(Select, SapphireRapidsMeasuredWindows)
 {
 	for (const char *dump : {"GenuineIntel00806F8_SapphireRapids_05_CPUID.txt",
@@ -293,17 +293,29 @@ TEST(Select, SapphireRapidsMeasuredWindows)
 		// 8x the 2 MiB L2, or a quarter of the L3 where that is less.
 		EXPECT_EQ(p.mem.nt_min, std::min<uint64_t>(16u << 20, c.cache.l3 / 4)) << dump;
 		EXPECT_EQ(p.mem.movsb_max, p.mem.nt_min) << dump;
-		EXPECT_EQ(p.mem.stosb_min, 0u) << dump;      // rep stosb never
-		EXPECT_EQ(p.mem.stosb_max, 0u) << dump;
-		EXPECT_GT(plan_for(c, "rep_stosb_threshold=2K").mem.stosb_max, 2048u) << dump;   // a tunable reopens it
+		// rep stosb from the L2 size to the non-temporal threshold.
+		EXPECT_EQ(p.mem.stosb_min, 2u << 20) << dump;
+		EXPECT_EQ(p.mem.stosb_max, p.mem.nt_min) << dump;
+		EXPECT_EQ(plan_for(c, "rep_stosb_threshold=2K").mem.stosb_min, 2048u) << dump;   // a tunable moves it
 		// The guest measured: another model number, a huge reported L3.
 		c.model = 0xa7;
 		c.cache.l3 = 480u << 20;
 		p = plan_for(c);
 		EXPECT_EQ(p.mem.movsb_min, 24u << 10) << dump;
 		EXPECT_EQ(p.mem.nt_min, 16u << 20) << dump;
-		// Without the marker: glibc's windows.
-		p = plan_for(c, "mask=-amx_tile");
+		// Either marker alone is enough: an Emerald Rapids guest (6/0xcf)
+		// showed AVX512-FP16 and hid AMX.
+		ASSERT_TRUE(c.has(f_avx512fp16)) << dump;
+		c.model = 0xcf;
+		c.cache.l3 = 260u << 20;
+		for (const char *one : {"mask=-amx_tile", "mask=-avx512fp16"}) {
+			p = plan_for(c, one);
+			EXPECT_EQ(p.mem.movsb_min, 24u << 10) << dump << " " << one;
+			EXPECT_EQ(p.mem.nt_min, 16u << 20) << dump << " " << one;
+			EXPECT_EQ(p.mem.stosb_min, 2u << 20) << dump << " " << one;
+		}
+		// Without both: glibc's windows.
+		p = plan_for(c, "mask=-amx_tile,-avx512fp16");
 		EXPECT_EQ(p.mem.movsb_min, 2112u) << dump;
 		EXPECT_EQ(p.mem.stosb_min, 2048u) << dump;
 	}
@@ -313,6 +325,12 @@ TEST(Select, SapphireRapidsMeasuredWindows)
 		std::string d(pin.dump);
 		bool amx = d.find("SapphireRapids") != std::string::npos || d.find("GraniteRapids") != std::string::npos;
 		EXPECT_EQ(c.has(f_amx_tile), amx) << pin.dump;
+		// AVX512-FP16 also on Alder Lake (AVX-512 enabled), whose 1.25 MiB
+		// L2 keeps it off the rule.
+		bool adl = d.find("AlderLake") != std::string::npos;
+		EXPECT_EQ(c.has(f_avx512fp16), amx || adl) << pin.dump;
+		if (adl)
+			EXPECT_EQ(plan_for(c).mem.movsb_min, 2112u) << pin.dump;
 	}
 }
 

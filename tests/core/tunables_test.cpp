@@ -45,7 +45,8 @@ TEST(Tunables, IssueExample)
 	const Entry *e = t.find(Key::memcpy);
 	ASSERT_NE(e, nullptr);
 	EXPECT_EQ(std::string(t.input + e->value_offset, e->value_length), "baseline");
-	EXPECT_EQ(t.mask(), (1ull << f_avx512f) | (1ull << f_avx512bw) | (1ull << f_avx512vl) | (1ull << f_fsrm));
+	EXPECT_EQ(t.mask(), (1ull << f_avx512f) | (1ull << f_avx512bw) | (1ull << f_avx512vl) |
+			     (1ull << f_avx512fp16) | (1ull << f_fsrm));
 	ASSERT_NE(t.find(Key::rep_movsb_threshold), nullptr);
 	EXPECT_EQ(t.find(Key::rep_movsb_threshold)->number, 4096u);
 }
