@@ -230,9 +230,10 @@ bool use_preload_sides(const std::string &lib)
 				impl(op), uarch_impl(op));
 			return false;
 		}
-	// The entries are patched at the library's first large copy: make it
-	// now, so that every row measures the bound entries.
-	std::vector<char> from(1 << 16, 1), to(1 << 16);
+	// The entries are patched at the library's first copy of 256 KiB or
+	// more (caches_matter_from): make one now, so that every row measures
+	// the bound entries.
+	std::vector<char> from(1 << 20, 1), to(1 << 20);
 	reinterpret_cast<CopyFn>(cpy)(to.data(), from.data(), to.size());
 	using Binding = const char *(*)(void);
 	auto binding = reinterpret_cast<Binding>(dlsym(h, "uarch_preload_binding"));
