@@ -174,11 +174,13 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
 		// number a hypervisor shows (the guest measured reports 6/0xa7,
-		// a client model). Where a hypervisor hides AMX, AVX512-FP16 with
-		// a 2 MiB L2 marks them (an Emerald Rapids guest, 6/0xcf: see
-		// below); AVX512-FP16 alone would take in Alder Lake's Golden Cove
-		// cores with AVX-512 enabled, a 1.25 MiB L2 and a client uncore,
-		// not measured: they keep glibc's windows. Measured with uarch-tune on a 2-vCPU KVM guest
+		// a client model). Where a hypervisor hides AMX, AVX512-FP16
+		// marks them (an Emerald Rapids guest, 6/0xcf: see below), but for
+		// Alder Lake (6/0x97, 6/0x9a), whose Golden Cove cores show it
+		// with AVX-512 enabled, beside a 1.25 MiB L2 and a client uncore:
+		// not measured, they keep glibc's windows. Not the L2 size: the
+		// windows below caches_matter_from are decided before the caches
+		// are read. Measured with uarch-tune on a 2-vCPU KVM guest
 		// of such a core (AVX-512, ERMS, FSRM, FSRS; L1d 48 KiB, L2 2 MiB,
 		// a reported 480 MiB L3), ns per call of the avx512 variant,
 		// loop / rep, dst aligned (dst+1 alike):
@@ -223,7 +225,8 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// gains). With these windows, uarch-bench mem geomeans against
 		// glibc, memcpy/memmove/memset, went from 1.27/1.22/0.96 (glibc's
 		// windows) to 1.31/1.28/1.04 (memset 64 MiB: 0.95x to 2.58x).
-		bool golden_cove_server = c.has(f_amx_tile) || (c.has(f_avx512fp16) && l2 >= (2u << 20));
+		bool alder_lake = c.family == 6 && (c.model == 0x97 || c.model == 0x9a);
+		bool golden_cove_server = c.has(f_amx_tile) || (c.has(f_avx512fp16) && !alder_lake);
 		if (c.vendor == Vendor::intel && golden_cove_server && mem == Impl::avx512) {
 			if (derived(8 * l2) < t->nt_min)
 				t->nt_min = derived(8 * l2);

@@ -325,8 +325,7 @@ TEST(Select, SapphireRapidsMeasuredWindows)
 		std::string d(pin.dump);
 		bool amx = d.find("SapphireRapids") != std::string::npos || d.find("GraniteRapids") != std::string::npos;
 		EXPECT_EQ(c.has(f_amx_tile), amx) << pin.dump;
-		// AVX512-FP16 also on Alder Lake (AVX-512 enabled), whose 1.25 MiB
-		// L2 keeps it off the rule.
+		// AVX512-FP16 also on Alder Lake (AVX-512 enabled), kept off the rule.
 		bool adl = d.find("AlderLake") != std::string::npos;
 		EXPECT_EQ(c.has(f_avx512fp16), amx || adl) << pin.dump;
 		if (adl)
