@@ -6,7 +6,8 @@
 // 512-bit frequency license; and one masked zmm move was no faster than
 // two masked ymm ones, and much slower where it splits a cache line
 // (Sapphire Rapids guest: 2.7-3.4 ns against 1.5). zmm above: [64,512]
-// in registers (8 zmm loads before the stores), 4-zmm loops above.
+// in registers (8 zmm loads before the stores), 4-zmm loops above; fills
+// store head and tail as each class goes (set_nested, mem_ladder.h).
 #include <immintrin.h>
 #include "arch/x86_64/mem.h"
 #if defined(__clang__)
@@ -48,8 +49,9 @@ struct Avx512 {
 	// tests/data/profiles).
 	static constexpr size_t move_in_registers = 512;
 	static constexpr size_t set_in_registers = 512;
-	// Inline, the 4-zmm loop makes gcc realign the stack for every size
-	// above 64 (a 64-byte-aligned frame for zmm spills): behind the call.
+	// Inline, the 4-zmm copy loop makes gcc realign the stack for every
+	// size above 64 (a 64-byte-aligned frame for zmm spills): behind the
+	// call. The fill loop (set_nested) spills nothing and stays inline.
 	static constexpr bool inline_loop = false;
 
 	// n <= 64: bytes [0, min(n,32)) through the low mask, [32, n) through the high.
