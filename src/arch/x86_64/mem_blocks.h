@@ -367,31 +367,40 @@ __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, con
 	return d;
 }
 
-// Fill, n >= 4 * V::size: four vectors unaligned at each end, and between
-// them aligned 4-vector groups from the first aligned address past the
-// head: 2 * V::size-aligned for xmm and ymm (so each group covers whole
-// cache lines when V::size >= 32), V::size-aligned for zmm (a line each
-// already; aligning to 128 made fills of 768-2048 bytes 4-14% slower,
-// Sapphire Rapids guest).
-// A group starts below d + n - 4 * size, so it ends inside [d, d + n).
-// NT: the groups as non-temporal stores (a fill larger than the cache share
-// would evict everything else and pay a read for ownership per line).
+// Aligned 4-vector groups from the last aligned address at or below from,
+// while a group starts below end: 2 * V::size-aligned for xmm and ymm (so
+// each group covers whole cache lines when V::size >= 32), V::size-aligned
+// for zmm (a line each already; aligning to 128 made fills of 768-2048
+// bytes 4-14% slower, Sapphire Rapids guest). The caller has stored
+// [from - V::size, from) and [end, end + 4 * V::size) itself: the first
+// group may start below from, the last ends inside [end, end + 4 * size).
+// NT: non-temporal stores (a fill larger than the cache share would evict
+// everything else and pay a read for ownership per line); the caller
+// fences.
+template <class V, bool NT = false>
+UARCH_INLINE void set_aligned_groups(char *from, char *end, typename V::T v)
+{
+	constexpr size_t w = V::size;
+	constexpr size_t align = w >= 64 ? w : 2 * w;
+	for (char *p = reinterpret_cast<char *>(uintptr_t(from) & ~uintptr_t(align - 1)); p < end; p += 4 * w) {
+		for (size_t i = 0; i < 4 * w; i += w) {
+			if (NT)
+				V::stream(p + i, v);
+			else
+				V::store_aligned(p + i, v);
+		}
+	}
+}
+
+// Fill, n >= 4 * V::size: four vectors unaligned at each end, aligned
+// groups between them.
 template <class V, bool NT = false>
 UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 {
 	constexpr size_t w = V::size;
 	set_head_tail<V, 2>(d, v, 4 * w);
-	constexpr size_t align = w >= 64 ? w : 2 * w;
-	char *dl = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(align - 1));
 	char *end = d + n - 4 * w;
-	for (; dl < end; dl += 4 * w) {
-		for (size_t i = 0; i < 4 * w; i += w) {
-			if (NT)
-				V::stream(dl + i, v);
-			else
-				V::store_aligned(dl + i, v);
-		}
-	}
+	set_aligned_groups<V, NT>(d + 4 * w, end, v);
 	if (NT)
 		__asm__ __volatile__("sfence" ::: "memory");   // NT stores are weakly ordered
 	set_head_tail<V, 2>(end, v, 4 * w);

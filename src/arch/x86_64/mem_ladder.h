@@ -197,13 +197,7 @@ UARCH_INLINE void *set_nested(char *d, typename T::V::T v, uint8_t c, size_t n)
 		return d;
 	if (n >= mem_params.stosb_min || n >= mem_params.nt_min)
 		return set_large<V>(d, c, n, mem_params);
-	char *end = d + n - 4 * w;
-	for (char *p = reinterpret_cast<char *>(uintptr_t(d + 4 * w) & ~uintptr_t(w - 1)); p < end; p += 4 * w) {
-		V::store_aligned(p, v);
-		V::store_aligned(p + w, v);
-		V::store_aligned(p + 2 * w, v);
-		V::store_aligned(p + 3 * w, v);
-	}
+	set_aligned_groups<V>(d + 4 * w, d + n - 4 * w, v);
 	return d;
 }
 
