@@ -39,6 +39,28 @@ TEST(TuneDecide, RepWindowIsTheLongestWinningRun)
 	EXPECT_EQ(w.max, 131072u);
 }
 
+// The Emerald Rapids guest's rep stosb: wins of 4-5% (within its noise) at
+// 48-512 KiB, 8-31% from 2 MiB. The longest run of wins was the noise; the
+// window with the most gain is the large one.
+TEST(TuneDecide, RepWindowWeighsTheGainNotTheLength)
+{
+	auto r = rows({{32768, 1.01}, {49152, 0.96}, {65536, 0.95}, {131072, 0.96}, {262144, 0.955},
+		       {524288, 1.0}, {1 << 20, 1.02}, {2 << 20, 0.92}, {4 << 20, 0.85}, {8 << 20, 0.76}});
+	Window w = rep_window(r, 0.03);
+	EXPECT_EQ(w.min, 2u << 20);
+	EXPECT_EQ(w.max, Window::open);
+	// A 5% loss between large wins stays inside the window; a 30% loss
+	// splits it, and the side with more gain is kept.
+	r = rows({{4096, 0.7}, {8192, 0.7}, {16384, 1.05}, {32768, 0.7}, {65536, 0.7}, {131072, 1.2}});
+	w = rep_window(r, 0.03);
+	EXPECT_EQ(w.min, 4096u);
+	EXPECT_EQ(w.max, 131072u);
+	r = rows({{4096, 0.8}, {8192, 0.8}, {16384, 1.3}, {32768, 0.7}, {65536, 0.7}, {131072, 1.2}});
+	w = rep_window(r, 0.03);
+	EXPECT_EQ(w.min, 32768u);
+	EXPECT_EQ(w.max, 131072u);
+}
+
 TEST(TuneDecide, RepWindowOpenWhenItWinsToTheEnd)
 {
 	Window w = rep_window(rows({{1024, 1.2}, {2048, 0.9}, {4096, 0.9}}), 0.03);

@@ -1,6 +1,7 @@
 #include "decide.h"
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 namespace uarch::tune {
@@ -10,38 +11,67 @@ static bool faster(const Timing &cand, const Timing &base, double margin)
 	return cand.ns > 0 && base.ns > 0 && cand.ns <= base.ns * (1 - margin);
 }
 
+// A size's score for rep, g = ln(loop / rep) at the worse alignment: its
+// gain beyond the margin, g - m with m = -ln(1 - margin), and a loss counts
+// three times (3g - m): a size the window makes slower is a row below the C
+// library's, which the user sees, while a missed win only leaves a gain
+// unclaimed. A tie scores slightly below 0, so a window does not spread
+// over sizes where rep is no better. It wins when its score is >= 0.
+static double rep_score(const RepRow &r, double margin, bool *win)
+{
+	double g = 0;
+	for (int a = 0; a < align_count; a++) {
+		if (!(r.rep[a].ns > 0 && r.loop[a].ns > 0))
+			return *win = false, -1;
+		double ga = std::log(r.loop[a].ns / r.rep[a].ns);
+		if (a == 0 || ga < g)
+			g = ga;
+	}
+	double m = -std::log(1 - margin);
+	*win = g >= m;   // rep.ns <= loop.ns * (1 - margin)
+	return g > 0 ? g - m : 3 * g - m;
+}
+
 Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below)
 {
-	size_t best_start = 0, best_len = 0;
 	size_t end = 0;   // rows at or above `below` belong to the non-temporal path
 	while (end < rows.size() && rows[end].size < below)
 		end++;
-	for (size_t i = 0; i < end;) {
-		auto wins = [&](size_t k) {
-			return faster(rows[k].rep[aligned], rows[k].loop[aligned], margin) &&
-			       faster(rows[k].rep[misaligned], rows[k].loop[misaligned], margin);
-		};
-		if (!wins(i)) {
-			i++;
+	std::vector<double> score(end);
+	std::vector<bool> win(end);
+	for (size_t k = 0; k < end; k++) {
+		bool w;
+		score[k] = rep_score(rows[k], margin, &w);
+		win[k] = w;
+	}
+	// The window from a winning size to a winning size with the largest
+	// total score; ties broken toward the one found first (the smaller).
+	double best = 0;
+	size_t best_i = 0, best_j = 0, best_wins = 0;   // [best_i, best_j)
+	for (size_t i = 0; i < end; i++) {
+		if (!win[i])
 			continue;
+		double sum = 0;
+		size_t wins = 0;
+		for (size_t j = i; j < end; j++) {
+			sum += score[j];
+			wins += win[j];
+			if (win[j] && sum > best) {
+				best = sum;
+				best_i = i;
+				best_j = j + 1;
+				best_wins = wins;
+			}
 		}
-		size_t j = i;
-		while (j < end && wins(j))
-			j++;
-		if (j - i > best_len) {
-			best_start = i;
-			best_len = j - i;
-		}
-		i = j;
 	}
 	Window w;
 	// One winning size alone is as likely noise as a crossover, unless it
 	// is the last one before the non-temporal path takes over.
-	bool last = best_start + best_len == end && end < rows.size();
-	if (best_len < 2 && !(best_len == 1 && last))
+	bool last = best_j == end && end < rows.size();
+	if (best_wins < 2 && !(best_wins == 1 && last))
 		return w;
-	w.min = rows[best_start].size;
-	w.max = best_start + best_len < end ? rows[best_start + best_len].size : Window::open;
+	w.min = rows[best_i].size;
+	w.max = best_j < end ? rows[best_j].size : Window::open;
 	return w;
 }
 

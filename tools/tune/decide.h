@@ -84,11 +84,15 @@ struct Rules {
 	uint64_t nt_floor = 0;
 };
 
-// The window where rep wins at both alignments, among the sizes below
-// `below` (from there the non-temporal path runs): the longest run of at
-// least two consecutive winning sizes (one suffices when it is the last
-// size below `below`). min is that run's first size; max the first size
-// after it, or Window::open when it reaches the last size considered.
+// The window where rep wins, among the sizes below `below` (from there the
+// non-temporal path runs). Each size scores its gain beyond the margin at
+// the worse alignment, a loss three times over (decide.cpp): the window
+// runs from a winning size to a winning size and has the largest total
+// score, so a long run of wins within the noise loses to a shorter one of
+// large wins, and a small loss may sit between wins that outweigh it. At
+// least two winning sizes (one suffices when it is the last size below
+// `below`). min is the window's first size; max the first size after it,
+// or Window::open when it reaches the last size considered.
 Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below = Window::open);
 
 // The first size from which NT stores win at that size and every larger
