@@ -26,11 +26,16 @@ static const char verdict_texts[8][40] = {
 
 const char *verdict_text(Verdict v) { return verdict_texts[uint32_t(v) & 7]; }
 
-// Decimal or 0x hex, optional K/M/G (x1024). At most 2^48: every threshold
-// is a size or a duration, and the bound keeps arithmetic on it safe.
+// Decimal or 0x hex, optional K/M/G (x1024), or "inf". At most 2^48 (what
+// "inf" means): every threshold is a size or a duration, and the bound
+// keeps arithmetic on it safe.
 static bool parse_number(const char *s, size_t n, uint64_t *out)
 {
 	constexpr uint64_t limit = uint64_t(1) << 48;
+	if (n == 3 && s[0] == 'i' && s[1] == 'n' && s[2] == 'f') {
+		*out = limit;
+		return true;
+	}
 	size_t i = 0;
 	unsigned base = 10;
 	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {

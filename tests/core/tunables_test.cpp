@@ -59,6 +59,7 @@ TEST(Tunables, Numbers)
 		{"281474976710656", true, 1ull << 48}, {"281474976710657", false, 0},
 		{"", false, 0}, {"-1", false, 0}, {"4KB", false, 0}, {"0x", false, 0}, {"12x", false, 0},
 		{"99999999999999999999999", false, 0}, {"262145G", false, 0}, {"262144G", true, 1ull << 48}, {"262143G", true, 262143ull << 30},
+		{"inf", true, 1ull << 48}, {"Inf", false, 0}, {"infinity", false, 0},
 		{" 1", false, 0},
 	};
 	for (const auto &c : cases) {

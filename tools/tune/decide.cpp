@@ -166,6 +166,7 @@ Profile decide(const Evidence &e, const Rules &r)
 static std::string number(uint64_t v)
 {
 	char b[32];
+	if (v >= Window::open) return "inf";
 	if (v && v % (uint64_t(1) << 30) == 0) std::snprintf(b, sizeof b, "%" PRIu64 "G", v >> 30);
 	else if (v && v % (uint64_t(1) << 20) == 0) std::snprintf(b, sizeof b, "%" PRIu64 "M", v >> 20);
 	else if (v && v % 1024 == 0) std::snprintf(b, sizeof b, "%" PRIu64 "K", v >> 10);

@@ -26,10 +26,13 @@ struct RepRow {
 	Timing loop[align_count], rep[align_count];
 };
 
-// Non-temporal against ordinary stores for one (large) copy size.
+// Non-temporal against ordinary stores for one (large) size: temporal is
+// the faster cached candidate measured there (rep_base: rep movsb/stosb
+// rather than the vector loop).
 struct NtRow {
 	uint64_t size = 0;
 	Timing temporal, nt;
+	bool rep_base = false;
 };
 
 struct StrideRow {
