@@ -138,9 +138,27 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// ownership). NT copies of a cold buffer: 1 MiB 0.94x of the
 		// cached loop, 2 MiB 1.16x, 8 MiB 1.36x; of buffers that stay in
 		// the L3, 0.44-0.90x at 4 MiB (see the non-temporal rule above).
+		// A second Zen 5 guest (6/0x1a model 2, L1d 48 KiB, L2 1 MiB,
+		// 32 MiB L3 per CCX), uarch-tune with rep movsb beside NT at the
+		// NT sizes, three runs: rep movsb beats the loop by 1.2-1.5x from
+		// 1 to 32 MiB and NT copies by 1.1-1.3x at 8-128 MiB (NT against
+		// the loop alone: 1.19-1.28x, which put the threshold at 8 MiB);
+		// uarch-bench mem, memcpy 16 and 64 MiB against glibc: rep movsb
+		// 1.34-1.55x, streaming 1.13-1.33x. Nor does it evict more: an
+		// 8 MiB buffer read back after a 16 MiB copy took 118-124 us
+		// after rep movsb, 140-159 us after NT (whose loads still fill
+		// the cache), 223-274 us after the loop, 94-107 us with no copy
+		// (64 MiB: 137-247, 186-269, 191-269 us). Two full uarch-bench
+		// mem runs each way, rep movsb to any size against streaming from
+		// 8 MiB: memcpy 16 MiB to dst+1 1.32-1.37x against 1.18-1.19x,
+		// 64 MiB aligned 1.20-1.28x against 1.35-1.38x, the python-buffers
+		// replay (16-64 MiB copies) 1.08-1.14x against 0.83-0.91x. So rep
+		// movsb from 32 KiB to the L3 size (a copy larger than the L3
+		// evicts it whichever way: there streaming wins), as AOCL-LibMem
+		// does on Zen 5.
 		if (c.zen == Zen::zen5 && !c.has(f_fsrs)) {
 			t->movsb_min = 32u << 10;
-			t->movsb_max = t->nt_min;
+			t->movsb_max = c.cache.l3 ? derived(c.cache.l3) : ~uint64_t(0);
 			t->stosb_min = derived(c.cache.l2 ? c.cache.l2 : 1u << 20);
 		}
 		// Zen 4 (family 0x19 model 0x11; EPYC "Genoa" KVM guest, 2 vCPU,
