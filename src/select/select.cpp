@@ -122,42 +122,41 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// from 3/4 of the whole L3.
 		if (c.zen == Zen::zen3 && !c.has(f_fsrs))
 			t->stosb_min = derived(c.cache.l3 ? uint64_t(c.cache.l3) / 4 * 3 : t->nt_min);
-		// Zen 5 (family 0x1a; EPYC "Turin-like" KVM guest, AVX-512, ERMS,
-		// FSRM, no FSRS, L1d 48 KiB, L2 1 MiB), uarch-tune, ns per call of
-		// the avx512 variant, loop / rep (aligned; dst+1 alike):
+		// Zen 5 (family 0x1a model 2; EPYC "Turin-like" KVM guests,
+		// AVX-512, ERMS, FSRM, no FSRS, L1d 48 KiB, L2 1 MiB, 32 MiB L3 per
+		// CCX). uarch-tune, ns per call of the avx512 variant, loop / rep
+		// (aligned; dst+1 alike):
 		//   copy 4 KiB 23.9/38.5, 16 KiB 87/132, 24 KiB 139/198,
 		//        32 KiB 441/261, 256 KiB 3365/2617, 1 MiB 25915/21541;
 		//   fill 4 KiB 22.0/37.5, 512 KiB 2926/4105, 1 MiB 12564/11181.
-		// rep movsb loses below 32 KiB (0.55-0.70x) and wins from there
-		// (1.2-1.7x): the window runs from 32 KiB to the non-temporal
-		// threshold. rep stosb loses up to the L2 size (0.6-0.75x) and
-		// wins past it (1.1x): from the L2 size on, to any size (a
-		// streaming fill from 1.5 MiB, uarch-bench mem against glibc's
-		// rep stosb: 16 MiB 1.05-1.27x, but 4 MiB 0.69-0.91x and 64 MiB
-		// 0.72x: this CPU's rep stosb already avoids the reads for
-		// ownership). NT copies of a cold buffer: 1 MiB 0.94x of the
-		// cached loop, 2 MiB 1.16x, 8 MiB 1.36x; of buffers that stay in
-		// the L3, 0.44-0.90x at 4 MiB (see the non-temporal rule above).
-		// A second Zen 5 guest (6/0x1a model 2, L1d 48 KiB, L2 1 MiB,
-		// 32 MiB L3 per CCX), uarch-tune with rep movsb beside NT at the
-		// NT sizes, three runs: rep movsb beats the loop by 1.2-1.5x from
-		// 1 to 32 MiB and NT copies by 1.1-1.3x at 8-128 MiB (NT against
-		// the loop alone: 1.19-1.28x, which put the threshold at 8 MiB);
-		// uarch-bench mem, memcpy 16 and 64 MiB against glibc: rep movsb
-		// 1.34-1.55x, streaming 1.13-1.33x. Nor does it evict more: an
-		// 8 MiB buffer read back after a 16 MiB copy took 118-124 us
+		// The copy loop falls off where source and destination outgrow
+		// the L1d. Between the sizes the tuner tries (medians of three
+		// runs, in two states of one guest minutes apart, its speed moved
+		// by 1.5x): 24 KiB 103/161 and 240/223, 26 KiB 194/173 and
+		// 334/242, 28 KiB 343/186, 32 KiB 414/216. So rep movsb from
+		// 26 KiB, where it won in both, and where AOCL-LibMem starts it on
+		// Zen 5 (half the L1d plus 2 KiB).
+		// Its end: rep movsb beats the loop by 1.2-1.5x from 1 to 32 MiB
+		// and NT copies by 1.1-1.3x at 8-128 MiB (three uarch-tune runs
+		// timing both against NT); uarch-bench mem, two full runs each
+		// way against streaming from 8 MiB: memcpy 16 MiB to dst+1
+		// 1.32-1.37x glibc against 1.18-1.19x, the python-buffers replay
+		// (16-64 MiB copies) 1.08-1.14x against 0.83-0.91x, but 64 MiB
+		// aligned 1.20-1.28x against 1.35-1.38x. Nor does it evict more:
+		// an 8 MiB buffer read back after a 16 MiB copy took 118-124 us
 		// after rep movsb, 140-159 us after NT (whose loads still fill
 		// the cache), 223-274 us after the loop, 94-107 us with no copy
-		// (64 MiB: 137-247, 186-269, 191-269 us). Two full uarch-bench
-		// mem runs each way, rep movsb to any size against streaming from
-		// 8 MiB: memcpy 16 MiB to dst+1 1.32-1.37x against 1.18-1.19x,
-		// 64 MiB aligned 1.20-1.28x against 1.35-1.38x, the python-buffers
-		// replay (16-64 MiB copies) 1.08-1.14x against 0.83-0.91x. So rep
-		// movsb from 32 KiB to the L3 size (a copy larger than the L3
-		// evicts it whichever way: there streaming wins), as AOCL-LibMem
-		// does on Zen 5.
+		// (64 MiB: 137-247, 186-269, 191-269 us). So to the L3 size (past
+		// it a copy evicts the L3 whichever way, and streaming won), as
+		// AOCL-LibMem does on Zen 5.
+		// rep stosb loses up to the L2 size (0.6-0.75x) and wins past it
+		// (1.1x): from the L2 size on, to any size (a streaming fill from
+		// 1.5 MiB, uarch-bench mem against glibc's rep stosb: 16 MiB
+		// 1.05-1.27x, but 4 MiB 0.69-0.91x and 64 MiB 0.72x; against rep
+		// stosb in uarch-tune NT fills took 1.2-2.5x its time to 32 MiB:
+		// this CPU's rep stosb already avoids the reads for ownership).
 		if (c.zen == Zen::zen5 && !c.has(f_fsrs)) {
-			t->movsb_min = 32u << 10;
+			t->movsb_min = 26u << 10;
 			t->movsb_max = c.cache.l3 ? derived(c.cache.l3) : ~uint64_t(0);
 			t->stosb_min = derived(c.cache.l2 ? c.cache.l2 : 1u << 20);
 		}

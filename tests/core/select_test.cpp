@@ -241,7 +241,7 @@ TEST(Select, Zen5MeasuredWindows)
 	Cpu c = probe_dump("AuthenticAMD0B00F21_K20_Turin_01_CPUID.txt");
 	ASSERT_EQ(c.zen, Zen::zen5);
 	Plan p = plan_for(c);
-	EXPECT_EQ(p.mem.movsb_min, 32u << 10);
+	EXPECT_EQ(p.mem.movsb_min, 26u << 10);
 	EXPECT_EQ(p.mem.movsb_max, uint64_t(c.cache.l3));   // it beat streaming copies there too
 	EXPECT_EQ(p.mem.stosb_min, uint64_t(c.cache.l2));
 	EXPECT_EQ(p.mem.stosb_max, ~uint64_t(0));   // streaming fills lost to it
