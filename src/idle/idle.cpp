@@ -54,7 +54,7 @@ struct alignas(64) Freq {
 	uint64_t hz;             // 0 until known; published last, with release
 	uint64_t ticks_per_ns;   // Q32.32
 	uint64_t ns_per_tick;    // Q32.32
-	ClockSource src;
+	uint8_t src;             // a ClockSource (clang's __atomic builtins take no enums)
 };
 Freq g_freq;
 
@@ -141,7 +141,7 @@ const Freq &freq()
 	uint64_t q = (hz << 22) / 1000000000, r = (hz << 22) % 1000000000;
 	__atomic_store_n(&g_freq.ticks_per_ns, (q << 10) + (r << 10) / 1000000000, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.ns_per_tick, (uint64_t(1000000000) << 32) / hz, __ATOMIC_RELAXED);
-	__atomic_store_n(&g_freq.src, src, __ATOMIC_RELAXED);
+	__atomic_store_n(&g_freq.src, uint8_t(src), __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.hz, hz, __ATOMIC_RELEASE);
 	return g_freq;
 }
@@ -196,7 +196,7 @@ uint64_t clock_hz(ClockSource *src)
 {
 	const Freq &f = freq();
 	if (src)
-		*src = __atomic_load_n(&f.src, __ATOMIC_RELAXED);
+		*src = ClockSource(__atomic_load_n(&f.src, __ATOMIC_RELAXED));
 	return f.hz;
 }
 
