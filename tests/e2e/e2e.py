@@ -798,6 +798,47 @@ def check_hygiene():
     so = run(["readelf", "-dW", args.lib]).stdout.decode()
     if "Library soname: [libuarch.so.0]" not in so:
         fail("libuarch.so's soname is not libuarch.so.0")
+    check_frameless()
+
+
+def check_frameless():
+    """The x86-64 vector and erms entries run without a stack frame: a frame
+    that realigns the stack for zmm spills costs every call that takes the
+    path (mem_avx512.cpp, inline_loop)."""
+    if "X86-64" not in run(["readelf", "-hW", args.lib]).stdout.decode():
+        print("frameless entries: not an x86-64 library")
+        return
+    opt = None
+    try:
+        with open(os.path.join(os.environ["UARCH_BUILD_ROOT"], "meson-info", "intro-buildoptions.json")) as f:
+            opt = next(o["value"] for o in json.load(f) if o["name"] == "optimization")
+    except (KeyError, OSError, StopIteration, ValueError):
+        fail("frameless entries: cannot read the build's optimization level (UARCH_BUILD_ROOT)")
+        return
+    if opt not in ("2", "3", "s"):
+        print(f"frameless entries: not checked at -O{opt} (the sanitizer tree's -O1 keeps frames)")
+        return
+    want = re.compile(r"^uarch_x86_64_mem(cpy|move|set)_(sse2|avx2|avx512|erms)$")
+    entries = {}   # name -> (offset, size); memmove_X may alias memcpy_X
+    for line in run(["nm", "-S", args.lib]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and want.match(parts[3]):
+            entries[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+    names = sorted(entries)
+    if len(names) < 12:
+        fail(f"frameless entries: found {len(names)} x86-64 entries ({names}), expected 12")
+    for n in names:
+        off, size = entries[n]
+        dis = run(["objdump", "-d", "--no-show-raw-insn", f"--start-address={off:#x}",
+                   f"--stop-address={off + size:#x}", args.lib]).stdout.decode()
+        body = [l for l in dis.splitlines() if re.match(r"^\s+[0-9a-f]+:\t", l)]
+        if not body:
+            fail(f"{n}: objdump showed no instructions")
+        frame = [l.strip() for l in body if re.search(r"\bpush|%rsp|%rbp", l)]
+        if frame:
+            fail(f"{n} sets up a stack frame: {frame[:3]}")
+        else:
+            print(f"frameless entries: {n}: {len(body)} instructions, none touches %rsp or %rbp")
 
 
 def find_info():
