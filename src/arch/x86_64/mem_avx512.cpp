@@ -53,11 +53,11 @@ struct Avx512 {
 	// every size above 64 (a 64-byte-aligned frame for zmm spills), but
 	// since the loop keeps one head vector (copy_fwd_loop) neither gcc 12
 	// nor clang 14 gives memcpy_avx512 a frame at all (objdump). Against
-	// the loop behind the call, TSC ticks per call, medians of 25 trials,
-	// both load orders, Zen 5 guest: copies of 513 B 8-15% faster, 600-
-	// 1000 B 2-6%, 1.5-3 KiB 1-3%, 4-8 KiB level; uarch-bench mem (three
-	// runs each) within its noise, the zstd memmove replay (a quarter of
-	// its calls 1024 B) 1.08x.
+	// the loop behind the call, TSC ticks per call, medians of 61 trials,
+	// both load orders, twice, Zen 5 guest: copies of 513-520 B 6-20%
+	// faster, 600-1024 B 2-12%, 1.5-2 KiB 0-4%, 4-8 KiB level;
+	// uarch-bench mem (three runs each) within its noise, the zstd memmove
+	// replay (a quarter of its calls 1024 B) 1.08x.
 	static constexpr bool inline_loop = true;
 
 	// n <= 64: bytes [0, min(n,32)) through the low mask, [32, n) through the high.
