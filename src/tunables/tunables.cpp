@@ -26,12 +26,11 @@ static const char verdict_texts[8][40] = {
 
 const char *verdict_text(Verdict v) { return verdict_texts[uint32_t(v) & 7]; }
 
-// Decimal or 0x hex, optional K/M/G (x1024), or "inf". At most 2^48 (what
-// "inf" means): every threshold is a size or a duration, and the bound
-// keeps arithmetic on it safe.
+// Decimal or 0x hex, optional K/M/G (x1024), or "inf"; at most
+// Tunables::max_number.
 static bool parse_number(const char *s, size_t n, uint64_t *out)
 {
-	constexpr uint64_t limit = uint64_t(1) << 48;
+	constexpr uint64_t limit = Tunables::max_number;
 	if (n == 3 && s[0] == 'i' && s[1] == 'n' && s[2] == 'f') {
 		*out = limit;
 		return true;

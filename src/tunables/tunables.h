@@ -62,6 +62,10 @@ struct Entry {
 };
 
 struct Tunables {
+	// The largest number a value may be, and what "inf" means: every
+	// threshold is a size or a duration, and the bound keeps arithmetic
+	// on it safe.
+	static constexpr uint64_t max_number = uint64_t(1) << 48;
 	static constexpr uint32_t max_entries = 32;
 	static constexpr uint32_t max_input = 16384;
 	const char *input;         // the string parsed (not copied)

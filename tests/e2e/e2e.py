@@ -808,7 +808,6 @@ def check_frameless():
     if "X86-64" not in run(["readelf", "-hW", args.lib]).stdout.decode():
         print("frameless entries: not an x86-64 library")
         return
-    opt = None
     try:
         with open(os.path.join(os.environ["UARCH_BUILD_ROOT"], "meson-info", "intro-buildoptions.json")) as f:
             opt = next(o["value"] for o in json.load(f) if o["name"] == "optimization")

@@ -66,7 +66,7 @@ std::string hex(uint64_t v)
 std::string size_text(uint64_t v)
 {
 	char b[32];
-	if (v >= uint64_t(1) << 48) return "inf";   // the tunables' "inf" and the policy's ~0
+	if (v >= Tunables::max_number) return "inf";   // the tunables' "inf" and the policy's ~0
 	if (v && v % (1u << 20) == 0) std::snprintf(b, sizeof b, "%" PRIu64 " MiB", v >> 20);
 	else if (v && v % 1024 == 0) std::snprintf(b, sizeof b, "%" PRIu64 " KiB", v >> 10);
 	else std::snprintf(b, sizeof b, "%" PRIu64, v);

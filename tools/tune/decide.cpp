@@ -16,19 +16,20 @@ static bool faster(const Timing &cand, const Timing &base, double margin)
 // three times (3g - m): a size the window makes slower is a row below the C
 // library's, which the user sees, while a missed win only leaves a gain
 // unclaimed. A tie scores slightly below 0, so a window does not spread
-// over sizes where rep is no better. It wins when its score is >= 0.
-static double rep_score(const RepRow &r, double margin, bool *win)
+// over sizes where rep is no better. Rep wins a size whose score is >= 0
+// (rep.ns <= loop.ns * (1 - margin) at both alignments); a size without
+// both timings scores -1.
+static double rep_score(const RepRow &r, double margin)
 {
 	double g = 0;
 	for (int a = 0; a < align_count; a++) {
 		if (!(r.rep[a].ns > 0 && r.loop[a].ns > 0))
-			return *win = false, -1;
+			return -1;
 		double ga = std::log(r.loop[a].ns / r.rep[a].ns);
 		if (a == 0 || ga < g)
 			g = ga;
 	}
 	double m = -std::log(1 - margin);
-	*win = g >= m;   // rep.ns <= loop.ns * (1 - margin)
 	return g > 0 ? g - m : 3 * g - m;
 }
 
@@ -38,25 +39,22 @@ Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below
 	while (end < rows.size() && rows[end].size < below)
 		end++;
 	std::vector<double> score(end);
-	std::vector<bool> win(end);
-	for (size_t k = 0; k < end; k++) {
-		bool w;
-		score[k] = rep_score(rows[k], margin, &w);
-		win[k] = w;
-	}
+	for (size_t k = 0; k < end; k++)
+		score[k] = rep_score(rows[k], margin);
 	// The window from a winning size to a winning size with the largest
 	// total score; ties broken toward the one found first (the smaller).
 	double best = 0;
 	size_t best_i = 0, best_j = 0, best_wins = 0;   // [best_i, best_j)
 	for (size_t i = 0; i < end; i++) {
-		if (!win[i])
+		if (score[i] < 0)
 			continue;
 		double sum = 0;
 		size_t wins = 0;
 		for (size_t j = i; j < end; j++) {
+			bool win = score[j] >= 0;
 			sum += score[j];
-			wins += win[j];
-			if (win[j] && sum > best) {
+			wins += win;
+			if (win && sum > best) {
 				best = sum;
 				best_i = i;
 				best_j = j + 1;

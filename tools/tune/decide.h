@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string>
 #include <vector>
+#include "tunables/tunables.h"
 
 namespace uarch::tune {
 
@@ -52,7 +53,7 @@ struct Evidence {
 
 struct Window {
 	uint64_t min = 0, max = 0;    // [min, max); min == 0: never; max == open: to any size
-	static constexpr uint64_t open = uint64_t(1) << 48;   // the tunables' largest number
+	static constexpr uint64_t open = Tunables::max_number;   // the tunables' "inf"
 };
 
 struct Profile {
