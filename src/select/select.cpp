@@ -178,10 +178,23 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// same buffers again and again: copy 8 MiB 0.94x, 16 MiB 1.12x,
 		// 32 MiB 1.43x; fill 4 MiB 1.13x, 8 MiB 1.28x: the copy's
 		// crossover decides, half the L3 (16 MiB).
+		// The Zen 4 guest of 2026-12-02 (the same family and model, AVX-512
+		// hidden by the hypervisor, so the avx2 variant; L1d 32 KiB, L2
+		// 1 MiB, 32 MiB L3), three uarch-tune runs, loop / rep:
+		//   copy 512 B 6.8/16.2, 2 KiB 24.0/31.7, 4 KiB 46.9/54.7,
+		//        16 KiB 189/205, 24-64 KiB within 3%, 1 MiB 28572/28282
+		//        (dst+1: rep loses 3-22% from 20 KiB to 32 MiB);
+		//   fill 512 B 8.7/23.4, 2 KiB 27.4/41.7, 4 KiB 54.3/67.4,
+		//        16 KiB-16 MiB within 3% (one 20 KiB sample 1.13).
+		// The same verdict: neither, with either vector width. Its
+		// streaming crossover is earlier than the AVX-512 guest's: copy
+		// 4 MiB 0.92-1.04x, 8 MiB 1.06-1.14x, 16 MiB 1.13-1.17x; fill
+		// 8 MiB 0.98-1.20x, 16 MiB 1.08-1.17x: a quarter of the L3 (8 MiB),
+		// the general rule, stays for avx2.
 		// "Never" closes a window's start only: its stop stays for a
 		// tunable that opens it (the plan closes the rest, below).
-		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && mem == Impl::avx512) {
-			if (uint64_t(c.cache.l3) / 2 > t->nt_min)
+		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2)) {
+			if (mem == Impl::avx512 && uint64_t(c.cache.l3) / 2 > t->nt_min)
 				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
 			t->movsb_min = 0;
 			t->movsb_max = t->nt_min;

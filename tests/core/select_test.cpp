@@ -253,8 +253,8 @@ TEST(Select, Zen5MeasuredWindows)
 	EXPECT_EQ(p.mem.nt_min, 127u << 20);
 }
 
-// Zen 4 with AVX-512: the windows uarch-tune measured (see select.cpp):
-// neither rep movsb nor rep stosb, streaming from half the CCX's L3.
+// Zen 4: the windows uarch-tune measured (see select.cpp): neither rep
+// movsb nor rep stosb, streaming from half the CCX's L3 with AVX-512.
 TEST(Select, Zen4MeasuredWindows)
 {
 	Cpu g = probe_dump("AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt");
@@ -272,8 +272,16 @@ TEST(Select, Zen4MeasuredWindows)
 	EXPECT_EQ(p.mem.stosb_min, 2048u);
 	EXPECT_GT(p.mem.movsb_max, p.mem.movsb_min);
 	EXPECT_GT(p.mem.stosb_max, p.mem.stosb_min);
-	// Without AVX-512 (the avx2 variant, not measured): glibc's windows.
+	// Without AVX-512 (the avx2 variant, measured on a guest that hides
+	// it): neither rep window either, streaming from a quarter of the L3.
 	p = plan_for(g, "mask=-avx512f");
+	ASSERT_EQ(p.impl[op_memcpy], Impl::avx2);
+	EXPECT_EQ(p.mem.movsb_min, 0u);
+	EXPECT_EQ(p.mem.stosb_min, 0u);
+	EXPECT_EQ(p.mem.nt_min, 8u << 20);
+	// Nor the SSE2 baseline (not measured): glibc's windows.
+	p = plan_for(g, "mask=-avx512f,-avx2");
+	ASSERT_EQ(p.impl[op_memcpy], Impl::baseline);
 	EXPECT_EQ(p.mem.movsb_min, 2112u);
 	EXPECT_EQ(p.mem.stosb_min, 2048u);
 }
