@@ -36,8 +36,17 @@ void set_arch_params(const Plan &p)
 	set_prefetch_stride(p.mem.prefetch_stride);
 }
 
+// The ladder keeps the copy and fill loops inline below every window
+// (inline_loop) and asks whether the thresholds are complete only in
+// move_large/set_large. Until they are, nt_min stands at
+// caches_matter_from, so that the first copy or fill of that size gets
+// there whatever the other windows (with rep movsb and stosb never, as on
+// Zen 4, it otherwise stayed inline up to the cache-less nt_min, 768 KiB,
+// and the caches waited for such a copy).
 void defer_arch_params()
 {
+	if (__atomic_load_n(&mem_params.nt_min, __ATOMIC_RELAXED) > caches_matter_from)
+		__atomic_store_n(&mem_params.nt_min, uint64_t(caches_matter_from), __ATOMIC_RELAXED);
 	__atomic_store_n(&mem_params_pending, 1, __ATOMIC_RELEASE);
 }
 
