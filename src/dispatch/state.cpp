@@ -203,7 +203,10 @@ void build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 
 #if defined(__x86_64__)
 	// The caches wait for the first large copy (finish_deferred_plan).
-	probe_host_binding(&s.cpu);
+	// After start-up the loader's copy of the leaves it asked serves
+	// (only leaf 0 is asked again); a resolver may run before the loader
+	// filled it.
+	probe_host_binding(&s.cpu, after_startup);
 	(void)hwcap, (void)hwcap2;   // arm64's
 #else
 	probe_host(&s.cpu, hwcap, hwcap2);
@@ -260,7 +263,7 @@ void finish_deferred_plan()
 #if defined(__x86_64__)
 	const State &s = state();
 	Cpu cpu = s.cpu;
-	probe_host_caches(&cpu);
+	probe_host_caches(&cpu, true);
 	Plan plan;
 	select_plan(cpu, s.tunables, &plan);
 	set_arch_params(plan);

@@ -80,9 +80,14 @@ void probe_x86(Cpu *out, const CpuidSource *src);   // both halves below
 // CLFLUSH); then the caches, added to the same Cpu, when first needed.
 void probe_x86_binding(Cpu *out, const CpuidSource *src);
 void probe_x86_caches(Cpu *inout, const CpuidSource *src);
-void probe_host_binding(Cpu *out);   // on the real hardware (x86-64 only)
-void probe_host_caches(Cpu *inout);
+// On the real hardware (x86-64 only). loader: take the leaves glibc's
+// loader already asked from it (cpuid_loader), only after the loader ran.
+void probe_host_binding(Cpu *out, bool loader);
+void probe_host_caches(Cpu *inout, bool loader);
 const CpuidSource *cpuid_hardware();   // the real instruction (x86-64 only)
+// The loader's copy of leaves 1, 7.0, 7.1 and 0x80000001 where glibc's
+// ld.so has one (else, and for every other leaf, the instruction).
+const CpuidSource *cpuid_loader();
 Zen zen_generation(Vendor v, uint32_t family, uint32_t model);
 
 // ---- aarch64 --------------------------------------------------------------

@@ -4,6 +4,9 @@
 #include <set>
 #include <sstream>
 #include <sys/auxv.h>
+#if defined(__x86_64__)
+#include <sys/platform/x86.h>
+#endif
 #include "common/cpuid_dump.h"
 
 using namespace uarch;
@@ -151,5 +154,33 @@ TEST(Probe, XcrZeroGatesVectorState)
 	EXPECT_FALSE(c.has(f_avx));
 	EXPECT_FALSE(c.has(f_avx2));
 }
+
+#if defined(__x86_64__)
+// The leaves glibc's loader kept are the CPU's own: the CPU probed through
+// its table and through the instruction is the same, field by field.
+TEST(Probe, LoaderTableAnswersAsTheCpu)
+{
+	Cpu hw, loader;
+	probe_x86(&hw, cpuid_hardware());
+	probe_x86(&loader, cpuid_loader());
+	EXPECT_EQ(loader.vendor, hw.vendor);
+	EXPECT_EQ(loader.family, hw.family);
+	EXPECT_EQ(loader.model, hw.model);
+	EXPECT_EQ(loader.stepping, hw.stepping);
+	EXPECT_EQ(loader.zen, hw.zen);
+	EXPECT_EQ(loader.features, hw.features) << "loader " << std::hex << loader.features << ", cpu " << hw.features;
+	EXPECT_EQ(loader.cache.l1d, hw.cache.l1d);
+	EXPECT_EQ(loader.cache.l2, hw.cache.l2);
+	EXPECT_EQ(loader.cache.l3, hw.cache.l3);
+	// glibc 2.33 and later (Debian 12: 2.36) have the table, so the answer
+	// above came from it: its leaf 1 is the instruction's (but EBX, which
+	// holds the APIC id of the CPU each ran on).
+	const cpuid_feature *t = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1);
+	CpuidRegs b = cpuid_hardware()->cpuid(cpuid_hardware(), 1, 0);
+	EXPECT_EQ(t->cpuid_array[0], b.eax);
+	EXPECT_EQ(t->cpuid_array[2], b.ecx);
+	EXPECT_EQ(t->cpuid_array[3], b.edx);
+}
+#endif
 
 } // namespace
