@@ -10,9 +10,8 @@
 # breakpoint on its one CPUID site) and what one CPUID costs here (in a VM
 # each is an exit to the hypervisor). And, less disturbed by a busy machine
 # than whole process starts, the library's own load: dlopen timed in fresh
-# processes, interleaved with the empty library, and the first memcpy call
-# after it, where the preload entries bind (they bind at their first call,
-# not at load).
+# processes, interleaved with the empty library (where the preload library
+# binds: at load), and the first memcpy call after it.
 # Usage: scripts/bench-startup.sh [path/to/libuarch_preload.so] [runs]
 set -eu
 cd "$(dirname "$0")/.."
@@ -85,7 +84,7 @@ int main(int argc, char **argv)
 				clock_gettime(CLOCK_MONOTONIC, &a);
 				void *h = dlopen(argv[2 + i], RTLD_NOW | RTLD_LOCAL);
 				clock_gettime(CLOCK_MONOTONIC, &b);
-				/* The first memcpy call: where the entries bind. */
+				/* The first memcpy call (bound at load: no binding left). */
 				void *(*cp)(void *, const void *, size_t) = h ? (void *(*)(void *, const void *, size_t))dlsym(h, "memcpy") : 0;
 				if (cp)
 					cp(y, x, sizeof y);
@@ -113,7 +112,7 @@ C
 ${CC:-cc} -O2 "$tmp/dlopen_time.c" -o "$tmp/dlopen_time" -ldl
 set -- $("$tmp/dlopen_time" "$runs" "$empty" "$lib")
 echo "  dlopen in a fresh process, $runs interleaved samples: empty library $1 us, uarch $3 us (medians): uarch - empty $(awk "BEGIN{printf \"%+.1f\", $3 - $1}") us"
-echo "  then the first memcpy call (uarch binds its entries there): the C library's $2 us, uarch's $4 us (medians)"
+echo "  then the first memcpy call: the C library's $2 us, uarch's $4 us (medians)"
 if [ "$(uname -m)" = x86_64 ]; then
 	# What one CPUID costs on this machine: the median of 2001 timed
 	# batches of 10 (leaf 0, as the probe's first).
@@ -149,8 +148,8 @@ C
 		n=$(gdb -q -batch -ex "set exec-wrapper env -i LD_PRELOAD=$lib" -ex "python LIB='$lib'" \
 			-x tests/e2e/count_cpuid.py --args "$prog" 2>/dev/null | sed -n 's/^cpuid executed: \([0-9]*\).*/\1/p')
 		echo "  CPUID at load: ${n:-?} executed (the library has $sites CPUID site(s)), about $(awk "BEGIN{printf \"%.3f\", ${n:-0} * $ns / 1e6}") ms of the start-up"
-		# A program that makes one small memcpy call (date): the binding's
-		# leaves, paid at that call, not at load.
+		# A program that makes one small memcpy call (date): nothing more
+		# than at load (the caches wait for a copy of 256 KiB).
 		n=$(gdb -q -batch -ex "set exec-wrapper env -i LD_PRELOAD=$lib" -ex "python LIB='$lib'" \
 			-x tests/e2e/count_cpuid.py --args /bin/date 2>/dev/null | sed -n 's/^cpuid executed: \([0-9]*\).*/\1/p')
 		echo "  CPUID in date (one small memcpy): ${n:-?} executed, about $(awk "BEGIN{printf \"%.3f\", ${n:-0} * $ns / 1e6}") ms"

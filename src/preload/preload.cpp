@@ -15,10 +15,15 @@
 #include "preload/entry.h"
 
 extern "C" {
-// "patched" (jmp rel32 to the variant), "pointer" (jmp through a pointer:
-// the system refused the patch), "deferred" (jmp through a pointer until
-// the first copy of 256 KiB patches) or "unbound" (not yet bound).
-EXPORT const char *uarch_preload_binding(void)
+// How memcpy/memmove/memset reach the variants: "symbols" (their dynamic
+// symbols name the variants: the program and every object bound after
+// load call them directly), else how the entries, which objects bound
+// earlier still call, are bound: "patched" (jmp rel32 to the variant),
+// "pointer" (jmp through a pointer: the system refused the patch),
+// "deferred" (jmp through a pointer until the first copy of 256 KiB
+// patches) or "unbound" (to the portable variants: no state was built).
+// uarch_preload_entries() says the entries' alone.
+EXPORT const char *uarch_preload_entries(void)
 {
 	switch (uarch::entry_binding()) {
 	case uarch::EntryBinding::patched: return "patched";
@@ -26,6 +31,11 @@ EXPORT const char *uarch_preload_binding(void)
 	case uarch::EntryBinding::deferred: return "deferred";
 	default: return "unbound";
 	}
+}
+
+EXPORT const char *uarch_preload_binding(void)
+{
+	return uarch::symbols_bound() ? "symbols" : uarch_preload_entries();
 }
 }
 #else
@@ -38,6 +48,7 @@ UARCH_BIND(memmove, op_memmove, void *, (void *d, const void *s, size_t n), (d, 
 UARCH_BIND(memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
 
 extern "C" EXPORT const char *uarch_preload_binding(void) { return "pointer"; }
+extern "C" EXPORT const char *uarch_preload_entries(void) { return "pointer"; }
 #endif
 
 // mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms.

@@ -1,9 +1,11 @@
-/* deny_execmem PROGRAM [ARGS]: runs PROGRAM where executable anonymous
- * memory is refused, as SELinux's deny_execmem or PaX MPROTECT refuse it:
- * a seccomp filter (inherited across exec) fails with EACCES
- *   - mprotect and pkey_mprotect asking for PROT_EXEC,
- *   - mmap asking for PROT_EXEC with MAP_ANONYMOUS.
- * File-backed executable mappings (ld.so loading libraries) stay allowed. */
+/* deny_execmem [-x] [-w] PROGRAM [ARGS]: runs PROGRAM under a seccomp filter
+ * (inherited across exec) that fails with EACCES
+ *   -x (the default): what SELinux's deny_execmem or PaX MPROTECT refuse,
+ *      executable anonymous memory: mprotect and pkey_mprotect asking for
+ *      PROT_EXEC, mmap asking for PROT_EXEC with MAP_ANONYMOUS (file-backed
+ *      executable mappings, ld.so loading libraries, stay allowed);
+ *   -w: mprotect and pkey_mprotect asking for PROT_WRITE (a mapping made
+ *      writable after the fact, as a policy that forbids it would). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/audit.h>
@@ -24,10 +26,23 @@
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: deny_execmem PROGRAM [ARGS]\n");
+	int deny_x = 0, deny_w = 0, i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-x") == 0)
+			deny_x = 1;
+		else if (strcmp(argv[i], "-w") == 0)
+			deny_w = 1;
+		else
+			break;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "usage: deny_execmem [-x] [-w] PROGRAM [ARGS]\n");
 		return 2;
 	}
+	if (!deny_x && !deny_w)
+		deny_x = 1;
+	/* mprotect: refused when prot has any of these bits. */
+	unsigned refused = (deny_x ? PROT_EXEC : 0) | (deny_w ? PROT_WRITE : 0);
 	struct sock_filter f[] = {
 		LOAD(offsetof(struct seccomp_data, arch)),                     /* 0 */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -38,11 +53,11 @@ int main(int argc, char **argv)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 5, 0),           /* 6: -> 12 */
 		ALLOW,                                                         /* 7 */
 		LOAD(ARG_LO(2)),                                               /* 8: prot */
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),         /* 9: no exec -> 11 */
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, refused, 0, 1),           /* 9: none -> 11 */
 		DENY,                                                          /* 10 */
 		ALLOW,                                                         /* 11 */
 		LOAD(ARG_LO(2)),                                               /* 12: prot */
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 3),         /* 13: no exec -> 17 */
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, deny_x ? PROT_EXEC : 0, 0, 3), /* 13: no exec -> 17 */
 		LOAD(ARG_LO(3)),                                               /* 14: flags */
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_ANONYMOUS, 0, 1),     /* 15: file -> 17 */
 		DENY,                                                          /* 16 */
@@ -53,13 +68,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "deny_execmem: seccomp: %s\n", strerror(errno));
 		return 77;
 	}
-	/* The filter works: an anonymous executable mapping is refused. */
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED || errno != EACCES) {
-		fprintf(stderr, "deny_execmem: the filter let an executable anonymous mapping through\n");
-		return 1;
+	/* The filter works: what it should refuse is refused. */
+	if (deny_x) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED || errno != EACCES) {
+			fprintf(stderr, "deny_execmem: the filter let an executable anonymous mapping through\n");
+			return 1;
+		}
 	}
-	execv(argv[1], argv + 1);
-	fprintf(stderr, "deny_execmem: %s: %s\n", argv[1], strerror(errno));
+	if (deny_w) {
+		void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ | PROT_WRITE) == 0 || errno != EACCES) {
+			fprintf(stderr, "deny_execmem: the filter let a mapping be made writable\n");
+			return 1;
+		}
+		munmap(p, 4096);
+	}
+	execv(argv[i], argv + i);
+	fprintf(stderr, "deny_execmem: %s: %s\n", argv[i], strerror(errno));
 	return 127;
 }

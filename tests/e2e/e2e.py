@@ -481,16 +481,19 @@ def check_preload_names():
 # ---- how the preload entries are bound ------------------------------------------
 
 def entry_lines(stdout):
-    """{name: {impl, addr, bytes, target, offset}} and the other key=value lines."""
-    entries, rest = {}, {}
+    """{name: {impl, addr, own, offset, bytes}}, {name: {bytes, target, offset}}
+    for the entries, and the other key=value lines."""
+    names, entries, rest = {}, {}, {}
     for line in stdout.decode(errors="replace").splitlines():
         parts = line.split()
         if parts and parts[0] in ("memcpy", "memmove", "memset"):
-            entries[parts[0]] = dict(p.split("=", 1) for p in parts[1:])
+            names[parts[0]] = dict(p.split("=", 1) for p in parts[1:])
+        elif len(parts) > 1 and parts[0] == "entry":
+            entries[parts[1]] = dict(p.split("=", 1) for p in parts[2:])
         elif "=" in line:
             k, v = line.split("=", 1)
             rest[k] = v
-    return entries, rest
+    return names, entries, rest
 
 
 def disassemble(hexbytes, vma):
@@ -513,96 +516,141 @@ def local_symbols(lib):
 
 
 def run_entry(label, prefix=()):
-    r = run(list(prefix) + [args.entry], preload_env())
+    page = [o for o, n in local_symbols(args.preload_lib).items() if "uarch_preload_entry_page" in n]
+    if len(page) != 1:
+        fail(f"{label}: no uarch_preload_entry_page in {args.preload_lib}'s symbol table")
+        return {}, {}, {}
+    r = run(list(prefix) + [args.entry, f"{page[0]:x}"], preload_env())
     show(r, label)
     if r.returncode != 0 or b"all ok" not in r.stdout:
-        fail(f"{label}: an entry gave a wrong result (exit {r.returncode})")
+        fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
     if r.stderr:
         fail(f"{label}: the program printed to stderr")
-    entries, rest = entry_lines(r.stdout)
-    if sorted(entries) != ["memcpy", "memmove", "memset"]:
-        fail(f"{label}: expected memcpy, memmove and memset entries, got {sorted(entries)}")
+    names, entries, rest = entry_lines(r.stdout)
+    for what, got in (("names", names), ("entries", entries)):
+        if sorted(got) != ["memcpy", "memmove", "memset"]:
+            fail(f"{label}: expected memcpy, memmove and memset {what}, got {sorted(got)}")
     if rest.get("wx_mappings") != "0":
         fail(f"{label}: {rest.get('wx_mappings')} mappings are writable and executable")
-    return entries, rest
+    return names, entries, rest
+
+
+def variant_symbol(name, impl):
+    return f"uarch_x86_64_{name}_{impl}"
+
+
+def check_entries_patched(label, entries, names, syms):
+    """After a large copy each entry is one `jmp rel32` to its variant."""
+    for name, e in entries.items():
+        insns = disassemble(e["bytes"], 0)
+        print(f"{label}: entry {name} ({names[name]['impl']}): " + " | ".join(insns[:2]))
+        first = insns[0] if insns else ""
+        if not first.split("\t")[1:2] or not first.split("\t")[1].startswith("e9") or "target" not in e:
+            fail(f"{label}: entry {name} is not a jmp rel32: {first!r}")
+            continue
+        at = syms.get(int(e["offset"], 16), [])
+        if variant_symbol(name, names[name]["impl"]) not in at:
+            fail(f"{label}: entry {name} jumps to {at}, expected {variant_symbol(name, names[name]['impl'])}")
 
 
 def check_preload_entry():
-    """Under LD_PRELOAD on x86-64 each entry jumps through a pointer until the
-    first large copy, then is one `jmp rel32` to the variant uarch_impl names,
-    and the library says so."""
+    """Under LD_PRELOAD on x86-64 the dynamic symbols memcpy/memmove/memset
+    name the variants from load on: the program's own GOT and dlsym hold the
+    variant that uarch_impl names, whose code is what the library's symbol
+    table says is there. The entries that objects bound before the library
+    call jump through pointers until the first large copy, then are one
+    `jmp rel32` to the same variants."""
     if not args.entry:
         skip("preload-entry: the entries are patched on x86-64 only")
-    entries, rest = run_entry("preload entries")
-    # Before any call the entries are unbound (they bind at their first
-    # call); after a small one, deferred: a jump through a pointer either way.
-    if rest.get("binding_at_start", "").split()[0:1] not in (["unbound"], ["deferred"]) or \
-            "first_bytes=ff25" not in rest["binding_at_start"]:
-        fail(f"before any large copy: {rest.get('binding_at_start')!r}, expected 'unbound' or 'deferred' and `ff 25`")
-    if rest.get("binding_after_64k") != "deferred":
-        fail(f"after a 64 KiB copy: {rest.get('binding_after_64k')!r}, expected 'deferred' "
+    names, entries, rest = run_entry("preload binding")
+    if rest.get("binding_at_start", "").split()[0:1] != ["symbols"]:
+        fail(f"before main: {rest.get('binding_at_start')!r}, expected 'symbols' (bound at load)")
+    if "entries_at_start=deferred" not in rest.get("binding_at_start", "") or \
+            "first_bytes=ff25" not in rest.get("binding_at_start", ""):
+        fail(f"before any large copy the entries are {rest.get('binding_at_start')!r}, expected deferred, `ff 25`")
+    if rest.get("entries_after_64k") != "deferred":
+        fail(f"after a 64 KiB copy: {rest.get('entries_after_64k')!r}, expected 'deferred' "
              "(copies below 256 KiB ask for no cache size)")
-    if rest.get("binding") != "patched":
-        fail(f"after a large copy uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
+    if rest.get("binding") != "symbols" or rest.get("entries") != "patched":
+        fail(f"after a large copy: binding {rest.get('binding')!r}, entries {rest.get('entries')!r}, "
+             "expected symbols and patched")
     syms = local_symbols(args.preload_lib)
-    for name, e in entries.items():
-        insns = disassemble(e["bytes"], e["addr"])
-        print(f"{name} ({e['impl']}): " + " | ".join(insns[:2]))
-        first = insns[0] if insns else ""
-        m = re.search(r"\tjmp\s+(?:0x)?([0-9a-f]+)", first)
-        if not first.split("\t")[1].startswith("e9") or not m:
-            fail(f"{name}: the entry is not a jmp rel32: {first!r}")
-            continue
-        if int(m.group(1), 16) != int(e.get("target", "0"), 16):
-            fail(f"{name}: objdump's jump target {m.group(1)} differs from the entry's {e.get('target')}")
-        want = f"uarch_x86_64_{name}_{e['impl']}"
-        at = syms.get(int(e.get("offset", "-1"), 16), [])
-        print(f"{name}: jumps to offset {e.get('offset')}: {at}")
-        if want not in at:
-            fail(f"{name}: jumps to {at}, expected {want}")
+    lib_code = open(args.preload_lib, "rb").read()
+    for name, e in names.items():
+        if e["own"] != e["addr"]:
+            fail(f"{name}: the program's own address {e['own']} differs from dlsym's {e['addr']}")
+        off = int(e.get("offset", "-1"), 16)
+        at = syms.get(off, [])
+        insns = disassemble(e["bytes"], off)
+        print(f"{name} ({e['impl']}) at offset {off:#x} {at}: " + " | ".join(insns[:3]))
+        if variant_symbol(name, e["impl"]) not in at:
+            fail(f"{name}: the symbol names {at}, expected {variant_symbol(name, e['impl'])}")
+        # The bytes the call reaches are the library file's own at that
+        # offset (the first PT_LOAD's offsets are its addresses here).
+        text = [ln for ln in run(["readelf", "-lW", args.preload_lib]).stdout.decode().splitlines()
+                if ln.split()[:1] == ["LOAD"] and "E" in ln.split()[-2]]
+        f_off, vaddr = (int(text[0].split()[1], 16), int(text[0].split()[2], 16)) if text else (0, 0)
+        file_bytes = lib_code[off - vaddr + f_off:off - vaddr + f_off + 16].hex()
+        if file_bytes != e["bytes"]:
+            fail(f"{name}: the bytes at the symbol ({e['bytes']}) are not the variant's ({file_bytes})")
+    check_entries_patched("preload binding", entries, names, syms)
 
 
 def check_preload_fallback():
-    """Where executable anonymous memory is refused, every preload name still
-    binds and works, through pointers, and the library says so."""
+    """Where the system refuses what each binding needs, every preload name
+    still binds and works: with writes to the library's pages refused the
+    symbols keep the entries, which are patched at the first large copy;
+    with executable anonymous memory refused too, the entries keep their
+    pointers. uarch_preload_binding() says which."""
     if not args.entry or not args.deny_execmem:
         skip("preload-fallback: the entries are patched on x86-64 only")
     probe = run([args.deny_execmem, "/bin/true"])
     if probe.returncode == SKIP:
         skip("preload-fallback: no seccomp filters here: " + probe.stderr.decode().strip())
-    entries, rest = run_entry("preload entries, executable memory refused", [args.deny_execmem])
+    plain, _, _ = run_entry("preload binding")
+    syms = local_symbols(args.preload_lib)
+    names, entries, rest = run_entry("preload binding, writes refused", [args.deny_execmem, "-w"])
+    if rest.get("binding") != "patched":
+        fail(f"writes refused: uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
+    for name, e in names.items():
+        if e["addr"] != e["own"] or not e["bytes"].startswith("ff25"):
+            fail(f"writes refused: {name} reached {e['bytes'][:12]}, expected the entry's `jmp *ptr(%rip)`")
+    check_entries_patched("writes refused", entries, names, syms)
+    names, entries, rest = run_entry("preload binding, writes and executable memory refused",
+                                     [args.deny_execmem, "-w", "-x"])
     if rest.get("binding") != "pointer":
         fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'pointer'")
     for name, e in entries.items():
         if not e["bytes"].startswith("ff25"):
             fail(f"{name}: expected the unpatched `jmp *ptr(%rip)` (ff 25), saw {e['bytes'][:12]}")
-    plain, _ = run_entry("preload entries")
-    for name in entries:
-        if entries[name]["impl"] != plain.get(name, {}).get("impl"):
-            fail(f"{name}: bound to {entries[name]['impl']} with the patch refused, "
+    for name in names:
+        if names[name]["impl"] != plain.get(name, {}).get("impl"):
+            fail(f"{name}: bound to {names[name]['impl']} with the patches refused, "
                  f"{plain.get(name, {}).get('impl')} without")
-    r = run([args.deny_execmem, args.names], preload_env(E2E_EXPECT_OBJECT="libuarch_preload.so"))
-    show(r, "every preload name, executable memory refused")
-    if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
-        fail("with the patch refused, a preload name is missing, misbound or wrong")
+    for flags in (["-x"], ["-w", "-x"]):
+        r = run([args.deny_execmem] + flags + [args.names], preload_env(E2E_EXPECT_OBJECT="libuarch_preload.so"))
+        show(r, f"every preload name, deny_execmem {' '.join(flags)}")
+        if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
+            fail(f"with deny_execmem {' '.join(flags)}, a preload name is missing, misbound or wrong")
 
 
-def count_cpuid(prog):
+def count_cpuid(*prog):
     """CPUID instructions libuarch_preload.so executes in prog (gdb)."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count_cpuid.py")
     r = run(["gdb", "-q", "-batch", "-ex", f"set exec-wrapper env LD_PRELOAD={args.preload_lib}",
-             "-ex", f"python LIB='{args.preload_lib}'", "-x", script, "--args", prog], timeout=120)
+             "-ex", f"python LIB='{args.preload_lib}'", "-x", script, "--args"] + list(prog), timeout=120)
     m = re.search(rb"cpuid executed: (\d+) \((\d+) sites\)", r.stdout)
     if not m:
-        show(r, f"gdb counting CPUID in {prog}")
-        fail(f"could not count CPUID in {prog}")
+        show(r, f"gdb counting CPUID in {' '.join(prog)}")
+        fail(f"could not count CPUID in {' '.join(prog)}")
         return None
     return int(m.group(1))
 
 
 def check_load_cpuid():
     """At load the library runs at most 6 CPUID instructions (each a VM exit
-    in a guest); the rest waits for the first large copy."""
+    in a guest; with glibc's loader table, one); the rest waits for the
+    first large copy."""
     if os.uname().machine != "x86_64":
         skip("load-cpuid: CPUID is x86-64's")
     if not shutil.which("gdb"):
@@ -613,7 +661,8 @@ def check_load_cpuid():
         fail(f"{at_load} CPUID instructions at load, more than 6")
     # preload_entry copies up to 4200 bytes: past the small paths, so the
     # deferred leaves (caches) are asked then.
-    with_large = count_cpuid(args.entry)
+    page = [o for o, n in local_symbols(args.preload_lib).items() if "uarch_preload_entry_page" in n]
+    with_large = count_cpuid(args.entry, f"{page[0]:x}" if page else "0")
     print(f"CPUID with large copies (preload_entry): {with_large}")
     if at_load is not None and with_large is not None and with_large <= at_load:
         fail("no CPUID after load: the caches were not probed at the first large copy")

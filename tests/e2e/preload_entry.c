@@ -1,20 +1,27 @@
-/* How libuarch_preload.so's memcpy, memmove and memset entries are bound in
- * this process, read from the entries' own bytes, and whether they work.
- * Run under LD_PRELOAD. Prints binding_at_start=... and the first bytes of
- * memcpy before any large copy, makes one 64 KiB copy (binding_after_64k=...)
- * and one of 256 KiB, then prints, per
- * entry:
- *   NAME impl=VARIANT addr=0x... bytes=HEX16 [target=0x... offset=0x...]
- * (target/offset: where a `jmp rel32` goes, as an address and as an offset
- * into the object that holds it), then binding=patched|pointer|unbound from
- * uarch_preload_binding(), then "all ok" when every entry copied/set right
- * over sizes 0..4200 and several alignments (against byte loops), and
- * wx_mappings=N: how many mappings of this process are writable and
- * executable at once (/proc/self/maps). */
+/* How libuarch_preload.so's memcpy, memmove and memset are bound in this
+ * process, read from the bytes the calls reach, and whether they work.
+ * Run under LD_PRELOAD: preload_entry ENTRY_PAGE_OFFSET (the offset of the
+ * library's entry page, from its symbol table). Prints:
+ *   binding_at_start=B entries_at_start=E first_bytes=HEX4
+ *     (uarch_preload_binding(), uarch_preload_entries(), the entry page's
+ *     first bytes) before any large copy;
+ *   per name, what the program reaches - its own address of the function
+ *   (own=, the GOT's value) and dlsym's:
+ *     NAME impl=VARIANT addr=0x... own=0x... offset=0x... bytes=HEX16
+ *   entries_after_64k=E after one 64 KiB copy, then one of 256 KiB, then
+ *   per entry (what objects bound before the library reach):
+ *     entry NAME bytes=HEX16 [target=0x... offset=0x...]
+ *   (target/offset: where a `jmp rel32` goes, as an address and as an
+ *   offset into the object that holds it), binding=B entries=E,
+ *   wx_mappings=N (mappings writable and executable at once, from
+ *   /proc/self/maps), then "all ok" when every name and every entry
+ *   copied/set right over sizes 0..4200 and several alignments (against
+ *   byte loops). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef const char *(*name_fn)(const char *);
@@ -59,45 +66,66 @@ static int check_set(set_fn f)
 	return 1;
 }
 
-int main(void)
+static void print_bytes(const void *p)
+{
+	for (int b = 0; b < 16; b++)
+		printf("%02x", ((const unsigned char *)p)[b]);
+}
+
+static int check_all(void *const fn[3])
+{
+	return check_copy((copy_fn)fn[0], 0) && check_copy((copy_fn)fn[1], 0) && check_copy((copy_fn)fn[1], 1) &&
+	       check_set((set_fn)fn[2]);
+}
+
+int main(int argc, char **argv)
 {
 	name_fn impl = (name_fn)dlsym(RTLD_DEFAULT, "uarch_impl");
 	binding_fn binding = (binding_fn)dlsym(RTLD_DEFAULT, "uarch_preload_binding");
-	if (!impl || !binding) {
-		fprintf(stderr, "preload_entry: uarch_impl/uarch_preload_binding not found: run under LD_PRELOAD\n");
+	binding_fn entries = (binding_fn)dlsym(RTLD_DEFAULT, "uarch_preload_entries");
+	Dl_info lib;
+	if (argc != 2 || !impl || !binding || !entries || !dladdr((void *)impl, &lib) || !lib.dli_fbase) {
+		fprintf(stderr, "preload_entry: usage: LD_PRELOAD=libuarch_preload.so preload_entry ENTRY_PAGE_OFFSET\n");
 		return 2;
 	}
+	const unsigned char *page = (const unsigned char *)lib.dli_fbase + strtoul(argv[1], NULL, 16);
 	static const char *const names[] = {"memcpy", "memmove", "memset"};
-	void *fn[3];
+	/* The program's own addresses (its GOT) and the loader's answer. */
+	void *own[3] = {(void *)&memcpy, (void *)&memmove, (void *)&memset};
+	void *fn[3], *entry[3];
 	for (int i = 0; i < 3; i++)
-		fn[i] = dlsym(RTLD_DEFAULT, names[i]);
-	/* Before any large copy: bound through pointers, the patch pending. */
-	printf("binding_at_start=%s first_bytes=%02x%02x\n", binding(), ((unsigned char *)fn[0])[0],
-	       ((unsigned char *)fn[0])[1]);
+		fn[i] = dlsym(RTLD_DEFAULT, names[i]), entry[i] = (void *)(page + 16 * i);
+	printf("binding_at_start=%s entries_at_start=%s first_bytes=%02x%02x\n", binding(), entries(), page[0], page[1]);
+	for (int i = 0; i < 3; i++) {
+		Dl_info info;
+		printf("%s impl=%s addr=%p own=%p", names[i], impl(names[i]), fn[i], own[i]);
+		if (dladdr(fn[i], &info) && info.dli_fbase)
+			printf(" offset=0x%lx", (unsigned long)((uintptr_t)fn[i] - (uintptr_t)info.dli_fbase));
+		printf(" bytes=");
+		print_bytes(fn[i]);
+		printf("\n");
+	}
 	/* A 64 KiB copy needs no cache size (the plan decides alike below
-	 * 256 KiB): still deferred. The first copy of 256 KiB finishes the plan
-	 * and patches the entries. */
+	 * 256 KiB): the entries stay deferred. The first copy of 256 KiB
+	 * finishes the plan and patches the entries. */
 	static unsigned char big_src[256 << 10], big_dst[256 << 10];
 	((copy_fn)fn[0])(big_dst, big_src, 64 << 10);
-	printf("binding_after_64k=%s\n", binding());
+	printf("entries_after_64k=%s\n", entries());
 	((copy_fn)fn[0])(big_dst, big_src, sizeof big_dst);
 	for (int i = 0; i < 3; i++) {
-		const unsigned char *p = fn[i];
-		printf("%s impl=%s addr=%p bytes=", names[i], impl(names[i]), fn[i]);
-		for (int b = 0; b < 16; b++)
-			printf("%02x", p[b]);
+		const unsigned char *p = entry[i];
+		printf("entry %s bytes=", names[i]);
+		print_bytes(p);
 		if (p[0] == 0xe9) {
 			int32_t rel;
 			memcpy(&rel, p + 1, 4);
 			const unsigned char *target = p + 5 + rel;
-			Dl_info info;
-			if (dladdr(target, &info) && info.dli_fbase)
-				printf(" target=%p offset=0x%lx", (const void *)target,
-				       (unsigned long)((uintptr_t)target - (uintptr_t)info.dli_fbase));
+			printf(" target=%p offset=0x%lx", (const void *)target,
+			       (unsigned long)((uintptr_t)target - (uintptr_t)lib.dli_fbase));
 		}
 		printf("\n");
 	}
-	printf("binding=%s\n", binding());
+	printf("binding=%s\nentries=%s\n", binding(), entries());
 	FILE *maps = fopen("/proc/self/maps", "r");
 	int wx = -1;
 	if (maps) {
@@ -109,8 +137,7 @@ int main(void)
 		fclose(maps);
 	}
 	printf("wx_mappings=%d\n", wx);
-	int ok = check_copy((copy_fn)fn[0], 0) && check_copy((copy_fn)fn[1], 0) && check_copy((copy_fn)fn[1], 1) &&
-		 check_set((set_fn)fn[2]);
+	int ok = check_all(fn) && check_all(own) && check_all(entry);
 	printf("%s\n", ok ? "all ok" : "WRONG result");
 	return ok ? 0 : 1;
 }

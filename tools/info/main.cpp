@@ -130,10 +130,11 @@ std::string entry_binding()
 	if (auto f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "uarch_preload_binding"))) {
 		std::string b = f();
 		return "libuarch_preload.so, " + b +
-		       (b == "patched"    ? " (jmp rel32 to the variant)"
+		       (b == "symbols"    ? " (the symbols name the variants, bound at load)"
+			: b == "patched"  ? " (jmp rel32 to the variant)"
 			: b == "pointer"  ? " (jmp through a pointer)"
 			: b == "deferred" ? " (jmp through a pointer until the first copy of 256 KiB)"
-			: b == "unbound"  ? " (bound at the first call)"
+			: b == "unbound"  ? " (the portable variants: no state at load)"
 					  : "");
 	}
 	return std::string("libuarch.so, ") + uarch::library_binding();
