@@ -179,6 +179,7 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 {
 	static std::deque<Replay> replays;
 	std::map<uint32_t, std::vector<Side>> sides;
+	std::vector<std::string> skipped;   // said once the files are read: a bad one is one line
 	const uarch::Cpu &cpu = uarch::state().cpu;
 	for (uint32_t op = 0; op < p_op_count; op++) {
 		uarch::Op uop = uarch::Op(op);   // the recorder's ops are uarch's first three
@@ -194,8 +195,7 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 			if (!fn)
 				continue;
 			if (!uarch::impl_runs_on(uop, impl, cpu)) {
-				fprintf(stderr, "uarch-bench mem: %s variant %s skipped: this CPU cannot run it\n",
-					uarch::op_name(op), uarch::impl_name(impl));
+				skipped.push_back(std::string(uarch::op_name(op)) + " variant " + uarch::impl_name(impl));
 				continue;
 			}
 			sides[op].push_back({uarch::impl_name(impl), fn});
@@ -237,6 +237,8 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 		return 2;
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
+	for (const std::string &k : skipped)
+		fprintf(stderr, "uarch-bench mem: %s skipped: this CPU cannot run it\n", k.c_str());
 	report::Medians rep;
 	rep.stat = o.min ? "min" : "median";
 	rep.show = o.rows;
