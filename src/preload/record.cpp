@@ -49,12 +49,39 @@ __attribute__((noinline)) Block *claim()
 	return b;
 }
 
-inline void add(uint64_t *p, bool shared)
+template <bool Shared>
+inline void add(uint64_t *p, uint64_t v = 1)
 {
-	if (__builtin_expect(shared, 0))
-		__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+	if (Shared)
+		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 	else
-		++*p;
+		*p += v;
+}
+
+// One test of the block's kind per call, not one per counter.
+template <bool Shared>
+inline void note_into(Block *b, Entry e, OpIndex op, const void *d, const void *s, size_t n)
+{
+	OpCounts &o = b->c.op[op];
+	// memcpy, memmove and memset are counted by their sizes alone (see
+	// write_profile): one store fewer on the most frequent calls.
+	if (e != e_memcpy && e != e_memmove && e != e_memset)
+		add<Shared>(&b->c.entry[e]);
+	uint32_t slot = size_slot(n);
+	add<Shared>(&o.size[slot]);
+	if (slot > exact_max)
+		add<Shared>(&o.big_bytes, n);
+	uintptr_t di = uintptr_t(d), si = uintptr_t(s);
+	add<Shared>(&o.dst_align[di & 63]);
+	if (op == p_memset)
+		return;
+	add<Shared>(&o.src_align[si & 63]);
+	if (op == p_memmove) {
+		Overlap ov = di == si ? ov_same
+			: di < si ? (di + n > si ? ov_forward : ov_disjoint)
+				  : (si + n > di ? ov_backward : ov_disjoint);
+		add<Shared>(&o.overlap[ov]);
+	}
 }
 
 inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
@@ -62,28 +89,10 @@ inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
 	Block *b = tls_block;
 	if (__builtin_expect(!b, 0))
 		b = claim();
-	bool sh = b->shared;
-	OpCounts &o = b->c.op[op];
-	add(&b->c.entry[e], sh);
-	uint32_t slot = size_slot(n);
-	add(&o.size[slot], sh);
-	if (slot > exact_max) {
-		if (sh)
-			__atomic_fetch_add(&o.big_bytes, n, __ATOMIC_RELAXED);
-		else
-			o.big_bytes += n;
-	}
-	uintptr_t di = uintptr_t(d), si = uintptr_t(s);
-	add(&o.dst_align[di & 63], sh);
-	if (op == p_memset)
-		return;
-	add(&o.src_align[si & 63], sh);
-	if (op == p_memmove) {
-		Overlap ov = di == si ? ov_same
-			: di < si ? (di + n > si ? ov_forward : ov_disjoint)
-				  : (si + n > di ? ov_backward : ov_disjoint);
-		add(&o.overlap[ov], sh);
-	}
+	if (__builtin_expect(b->shared, 0))
+		note_into<true>(b, e, op, d, s, n);
+	else
+		note_into<false>(b, e, op, d, s, n);
 }
 
 #if defined(__x86_64__)
@@ -124,14 +133,26 @@ void write_profile()
 	uint64_t threads = 0;
 	for (uint32_t i = 0; i < blocks; i++) {
 		const uint64_t *w = reinterpret_cast<const uint64_t *>(&pool[i].c);
-		uint64_t calls = 0;
-		for (uint32_t e = 0; e < entry_count; e++)
-			calls += pool[i].c.entry[e];
+		uint64_t calls = 0;   // every name's calls are in its op's sizes
+		for (uint32_t op = 0; op < p_op_count; op++)
+			for (uint32_t k = 0; k < size_slots; k++)
+				calls += __atomic_load_n(&pool[i].c.op[op].size[k], __ATOMIC_RELAXED);
 		if (!calls)
 			continue;   // a thread that forked away, or reset in a child
 		threads += i == pool_blocks ? used - pool_blocks : 1;
 		for (size_t k = 0; k < words; k++)
 			m[k] += __atomic_load_n(&w[k], __ATOMIC_RELAXED);
+	}
+	// The first name of each op: its op's calls less the other names'.
+	constexpr Entry first[p_op_count] = {e_memcpy, e_memmove, e_memset};
+	constexpr Entry end[p_op_count] = {e_memmove, e_memset, entry_count};
+	for (uint32_t op = 0; op < p_op_count; op++) {
+		uint64_t calls = 0;
+		for (uint32_t k = 0; k < size_slots; k++)
+			calls += merged.op[op].size[k];
+		for (uint32_t e = first[op] + 1; e < end[op]; e++)
+			calls -= merged.entry[e];
+		merged.entry[first[op]] = calls;
 	}
 	Header h = {{'U', 'A', 'R', 'C', 'H', 'P', 'R', 'F'}, version, sizeof(Header), sizeof(Counts),
 		    fnv1a(&merged, sizeof(Counts)), 1, threads};
