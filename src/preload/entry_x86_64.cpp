@@ -310,7 +310,8 @@ bool symbols_bound() { return __atomic_load_n(&g_symbols_bound, __ATOMIC_ACQUIRE
 extern "C" {
 static void uarch_preload_bound() {}
 
-__attribute__((used)) static auto uarch_preload_load_resolver() -> void (*)()
+// Not static: clang looks an ifunc's resolver up by its (unmangled) name.
+__attribute__((used, visibility("hidden"))) auto uarch_preload_load_resolver() -> void (*)()
 {
 	if (uarch::bind_entries()) {
 		void *targets[uarch::entry_count];
