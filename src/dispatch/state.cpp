@@ -29,8 +29,9 @@ struct Aux {
 	uint64_t secure, hwcap, hwcap2;
 };
 
-// after_startup: the caller is a binding made at a first call, after the
-// loader relocated the C library (never a resolver): the loader's copy of
+// after_startup: the caller is a binding made after the loader relocated
+// the C library (at a first call, or the preload library's load-time
+// resolver, which ld.so runs after it; never libuarch.so's resolvers): the loader's copy of
 // the auxiliary vector through getauxval, where the program has one,
 // instead of /proc/self/auxv (11-15 us in a fresh process on the Sapphire
 // Rapids-class guest, against well under 1 us).

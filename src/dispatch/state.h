@@ -25,8 +25,9 @@ struct State {
 const State &state(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
 // The same, but never waits: nullptr while another context builds it (the
 // caller then takes a variant that needs no state). For the bindings made
-// at the first call, which a signal handler may make, and which come after
-// the C library is relocated (never from a resolver).
+// at the first call, which a signal handler may make, and the preload
+// library's at load: both after the C library is relocated (never from
+// libuarch.so's resolvers).
 const State *state_try(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
 
 // The function for a variant of an op on this architecture, or nullptr.
