@@ -4,9 +4,6 @@
 #include <set>
 #include <sstream>
 #include <sys/auxv.h>
-#if defined(__x86_64__)
-#include <sys/platform/x86.h>
-#endif
 #include "common/cpuid_dump.h"
 
 using namespace uarch;
@@ -156,6 +153,13 @@ TEST(Probe, XcrZeroGatesVectorState)
 }
 
 #if defined(__x86_64__)
+// <sys/platform/x86.h>'s, declared here: that header is C only (_Bool),
+// and clang++ refuses it.
+struct LoaderLeaf {
+	unsigned int cpuid_array[4], active_array[4];
+};
+extern "C" const LoaderLeaf *__x86_get_cpuid_feature_leaf(unsigned int);
+
 // The leaves glibc's loader kept are the CPU's own: the CPU probed through
 // its table and through the instruction is the same, field by field.
 TEST(Probe, LoaderTableAnswersAsTheCpu)
@@ -175,7 +179,8 @@ TEST(Probe, LoaderTableAnswersAsTheCpu)
 	// glibc 2.33 and later (Debian 12: 2.36) have the table, so the answer
 	// above came from it: its leaf 1 is the instruction's (but EBX, which
 	// holds the APIC id of the CPU each ran on).
-	const cpuid_feature *t = __x86_get_cpuid_feature_leaf(CPUID_INDEX_1);
+	const LoaderLeaf *t = __x86_get_cpuid_feature_leaf(0);   // CPUID_INDEX_1
+	ASSERT_NE(t, nullptr);
 	CpuidRegs b = cpuid_hardware()->cpuid(cpuid_hardware(), 1, 0);
 	EXPECT_EQ(t->cpuid_array[0], b.eax);
 	EXPECT_EQ(t->cpuid_array[2], b.ecx);
