@@ -12,9 +12,17 @@
 #include "table/ops.def"
 
 namespace uarch {
+#if UARCH_IFUNC
 void *bound_memcpy(void *d, const void *s, size_t n) { return ::uarch_memcpy(d, s, n); }
 void *bound_memmove(void *d, const void *s, size_t n) { return ::uarch_memmove(d, s, n); }
 void *bound_memset(void *d, int c, size_t n) { return ::uarch_memset(d, c, n); }
+#else
+// Straight through the pointers: one indirect jump, not a jump to the
+// exported entry and then its jump.
+void *bound_memcpy(void *d, const void *s, size_t n) { return __atomic_load_n(&uarch_memcpy_ptr, __ATOMIC_RELAXED)(d, s, n); }
+void *bound_memmove(void *d, const void *s, size_t n) { return __atomic_load_n(&uarch_memmove_ptr, __ATOMIC_RELAXED)(d, s, n); }
+void *bound_memset(void *d, int c, size_t n) { return __atomic_load_n(&uarch_memset_ptr, __ATOMIC_RELAXED)(d, c, n); }
+#endif
 } // namespace uarch
 
 extern "C" {

@@ -3,10 +3,11 @@
 // goes to the bound variant. uarch-prof preloads it and reads the files it
 // leaves: one per process, written at exit to $UARCH_PROF_OUT<pid>.uprof.
 //
-// Hot path: one initial-exec TLS load of the thread's block and plain
-// increments in it; no locks, no atomics. A thread's first call claims a
-// block from a fixed static pool with one atomic add; threads beyond the
-// pool share an overflow block and count into it with atomic adds.
+// Hot path: one initial-exec TLS load of the thread's block, one test, and
+// plain increments in it; no locks, no atomics, no stack frame, then one
+// jump to the bound variant. A thread's first call claims a block from a
+// fixed static pool with one atomic add; threads beyond the pool keep a
+// null block and count into a shared overflow block with atomic adds.
 // No heap, no stdio: the file is written with raw system calls.
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +23,6 @@ using namespace uarch::prof;
 
 struct Block {
 	Counts c;
-	bool shared;                 // the overflow block: atomic adds
 };
 
 // 128 blocks of ~100 KiB: 13 MiB of zero pages reserved, touched only as
@@ -30,24 +30,13 @@ struct Block {
 constexpr uint32_t pool_blocks = 128;
 Block pool[pool_blocks + 1];     // the last one is the overflow block
 uint32_t pool_used;              // blocks handed out (may exceed pool_blocks)
+// Null until the thread's first call, and for good in a thread beyond the
+// pool (overflow set): the hot path's one test sends both to note_slow.
 __thread Block *tls_block __attribute__((tls_model("initial-exec")));
+__thread bool tls_overflow __attribute__((tls_model("initial-exec")));
 
 char out_prefix[4096];           // from UARCH_PROF_OUT at load; empty: write nothing
 bool written;
-
-__attribute__((noinline)) Block *claim()
-{
-	uint32_t i = __atomic_fetch_add(&pool_used, 1, __ATOMIC_RELAXED);
-	Block *b;
-	if (i < pool_blocks) {
-		b = &pool[i];
-	} else {
-		b = &pool[pool_blocks];
-		b->shared = true;
-	}
-	tls_block = b;
-	return b;
-}
 
 template <bool Shared>
 inline void add(uint64_t *p, uint64_t v = 1)
@@ -58,7 +47,7 @@ inline void add(uint64_t *p, uint64_t v = 1)
 		*p += v;
 }
 
-// One test of the block's kind per call, not one per counter.
+// Shared: the overflow block, whose every add is atomic.
 template <bool Shared>
 inline void note_into(Block *b, Entry e, OpIndex op, const void *d, const void *s, size_t n)
 {
@@ -67,10 +56,12 @@ inline void note_into(Block *b, Entry e, OpIndex op, const void *d, const void *
 	// write_profile): one store fewer on the most frequent calls.
 	if (e != e_memcpy && e != e_memmove && e != e_memset)
 		add<Shared>(&b->c.entry[e]);
-	uint32_t slot = size_slot(n);
-	add<Shared>(&o.size[slot]);
-	if (slot > exact_max)
+	if (__builtin_expect(n <= exact_max, 1)) {
+		add<Shared>(&o.size[n]);
+	} else {
+		add<Shared>(&o.size[size_slot(n)]);
 		add<Shared>(&o.big_bytes, n);
+	}
 	uintptr_t di = uintptr_t(d), si = uintptr_t(s);
 	add<Shared>(&o.dst_align[di & 63]);
 	if (op == p_memset)
@@ -84,15 +75,28 @@ inline void note_into(Block *b, Entry e, OpIndex op, const void *d, const void *
 	}
 }
 
+// A thread's first call (claims a block) and every call of a thread beyond
+// the pool (atomic adds into the overflow block).
+__attribute__((noinline)) void note_slow(Entry e, OpIndex op, const void *d, const void *s, size_t n)
+{
+	if (!tls_overflow) {
+		uint32_t i = __atomic_fetch_add(&pool_used, 1, __ATOMIC_RELAXED);
+		if (i < pool_blocks) {
+			tls_block = &pool[i];
+			note_into<false>(tls_block, e, op, d, s, n);
+			return;
+		}
+		tls_overflow = true;
+	}
+	note_into<true>(&pool[pool_blocks], e, op, d, s, n);
+}
+
 inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
 {
-	Block *b = tls_block;
-	if (__builtin_expect(!b, 0))
-		b = claim();
-	if (__builtin_expect(b->shared, 0))
-		note_into<true>(b, e, op, d, s, n);
-	else
+	if (Block *b = tls_block)
 		note_into<false>(b, e, op, d, s, n);
+	else
+		note_slow(e, op, d, s, n);
 }
 
 #if defined(__x86_64__)
@@ -225,21 +229,50 @@ __attribute__((destructor(102))) void record_fini() { write_profile(); }
 
 extern "C" {
 
+// The three names most calls take: the slow path is a tail call, so the
+// fast one needs no stack frame.
+static __attribute__((noinline)) void *memcpy_slow(void *d, const void *s, size_t n)
+{
+	note_slow(e_memcpy, p_memcpy, d, s, n);
+	return uarch::bound_memcpy(d, s, n);
+}
+
+static __attribute__((noinline)) void *memmove_slow(void *d, const void *s, size_t n)
+{
+	note_slow(e_memmove, p_memmove, d, s, n);
+	return uarch::bound_memmove(d, s, n);
+}
+
+static __attribute__((noinline)) void *memset_slow(void *d, int c, size_t n)
+{
+	note_slow(e_memset, p_memset, d, nullptr, n);
+	return uarch::bound_memset(d, c, n);
+}
+
 EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
-	note(e_memcpy, p_memcpy, d, s, n);
+	Block *b = tls_block;
+	if (__builtin_expect(!b, 0))
+		return memcpy_slow(d, s, n);
+	note_into<false>(b, e_memcpy, p_memcpy, d, s, n);
 	return uarch::bound_memcpy(d, s, n);
 }
 
 EXPORT void *memmove(void *d, const void *s, size_t n)
 {
-	note(e_memmove, p_memmove, d, s, n);
+	Block *b = tls_block;
+	if (__builtin_expect(!b, 0))
+		return memmove_slow(d, s, n);
+	note_into<false>(b, e_memmove, p_memmove, d, s, n);
 	return uarch::bound_memmove(d, s, n);
 }
 
 EXPORT void *memset(void *d, int c, size_t n)
 {
-	note(e_memset, p_memset, d, nullptr, n);
+	Block *b = tls_block;
+	if (__builtin_expect(!b, 0))
+		return memset_slow(d, c, n);
+	note_into<false>(b, e_memset, p_memset, d, nullptr, n);
 	return uarch::bound_memset(d, c, n);
 }
 
