@@ -2,7 +2,8 @@
 /* The recorder's cost per call: times `calls` memcpy calls of sizes 0..63
  * (cache-resident, through a volatile pointer to the exported name) and
  * prints nanoseconds per call. Run it under libuarch_preload.so and under
- * libuarch_record.so: the difference is what recording adds. */
+ * libuarch_record.so: the difference is what recording adds. prof_overhead.py
+ * runs it under callgrind and compares instructions, not the printed time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,23 +1,61 @@
 #!/usr/bin/env python3
-"""The recorder's cost per call: tests/prof/overhead.c under
-libuarch_preload.so and under libuarch_record.so, interleaved, 7 runs
-each. The assertion uses the fastest run of each side (the one a busy
-machine disturbed least) and must be <= 3 ns (UARCH_PROF_MAX_NS); the
-medians are printed beside it."""
-import os, statistics, subprocess, sys, tempfile
+"""The recorder's cost per call, in instructions: tests/prof/overhead.c
+under libuarch_preload.so and under libuarch_record.so, each run by
+valgrind's callgrind at two call counts. The difference of the two totals
+over the difference of the counts is what one call costs (start-up, the
+warm-up loop and the profile written at exit cancel out); the recorder's
+figure less the plain one is what recording adds, and it must not exceed
+UARCH_PROF_MAX_INSNS. Instructions, not nanoseconds: the count does not
+drift with the machine's load, a timing does (uarch-bench mem --preload
+libuarch_record.so measures the time).
 
-bench, preload, record = (os.path.abspath(p) for p in sys.argv[1:4])
-limit = float(os.environ.get("UARCH_PROF_MAX_NS", "3"))
-plain, rec = [], []
+usage: prof_overhead.py VALGRIND OVERHEAD PRELOAD_SO RECORD_SO"""
+import glob, os, subprocess, sys, tempfile
+
+valgrind, bench, preload, record = sys.argv[1:5]
+if not valgrind or not os.access(valgrind, os.X_OK):
+    print("prof_overhead: valgrind not found (scripts/deps.sh installs it)")
+    sys.exit(1)
+bench, preload, record = (os.path.abspath(p) for p in (bench, preload, record))
+limit = int(os.environ.get("UARCH_PROF_MAX_INSNS", "18"))
+lo, hi = 100000, 300000
+
+
+def instructions(lib, calls, d):
+    """Instructions the whole process executed, and the profiles it wrote."""
+    out = os.path.join(d, f"cg.{os.path.basename(lib)}.{calls}")
+    prof = os.path.join(d, f"prof.{os.path.basename(lib)}.{calls}")
+    os.mkdir(prof)
+    env = dict(os.environ, LD_PRELOAD=lib, UARCH_PROF_OUT=prof + "/")
+    r = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, bench, str(calls)],
+                       env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"prof_overhead: {lib} {calls}: exit {r.returncode}\n{r.stderr}")
+        sys.exit(1)
+    for line in open(out):
+        if line.startswith("totals:"):
+            return int(line.split()[1]), glob.glob(prof + "/*.uprof")
+    print(f"prof_overhead: no totals line in {out}")
+    sys.exit(1)
+
+
+per_call = {}
 with tempfile.TemporaryDirectory() as d:
-    for i in range(7):
-        for lib, out in ((preload, plain), (record, rec)):
-            env = dict(os.environ, LD_PRELOAD=lib, UARCH_PROF_OUT=d + "/")
-            r = subprocess.run([bench, "20000000"], env=env, capture_output=True, text=True, check=True)
-            out.append(float(r.stdout))
-mp, mr = statistics.median(plain), statistics.median(rec)
-print(f"preload: median {mp:.3f} ns/call (runs {', '.join(f'{x:.2f}' for x in plain)})")
-print(f"record:  median {mr:.3f} ns/call (runs {', '.join(f'{x:.2f}' for x in rec)})")
-added = min(rec) - min(plain)
-print(f"recording adds {added:.3f} ns per call, fastest runs (medians: {mr - mp:.3f}; limit {limit} ns)")
+    for lib in (preload, record):
+        (a, pa), (b, pb) = instructions(lib, lo, d), instructions(lib, hi, d)
+        per_call[lib] = (b - a) / (hi - lo)
+        print(f"{os.path.basename(lib)}: {a} instructions at {lo} calls, {b} at {hi}: "
+              f"{per_call[lib]:.2f} per call")
+        # The recorder must have been recording, or its figure says nothing.
+        if lib == record and not (pa and pb):
+            print("prof_overhead: the recorder wrote no profile")
+            sys.exit(1)
+        if lib == preload and (pa or pb):
+            print("prof_overhead: the plain preload library wrote a profile")
+            sys.exit(1)
+added = per_call[record] - per_call[preload]
+print(f"recording adds {added:.2f} instructions per call (limit {limit})")
+if per_call[preload] <= 0 or added < 0:
+    print("prof_overhead: the counts are not plausible")
+    sys.exit(1)
 sys.exit(0 if added <= limit else 1)

@@ -457,6 +457,22 @@ int bench_mem(int argc, char **argv)
 	report::Table g = report::geomean("geometric mean ratio per op", ratios);
 	if (std::string note = aa_noise(done); !note.empty())
 		g.notes.push_back(note);
+	if (!preload.empty()) {
+		// What LIB's entries add to a call, in time: the median over the
+		// fixed-size rows (for libuarch_record.so, what recording costs).
+		std::vector<double> d;
+		for (const Row &r : done)
+			if (r.name.rfind("fixed", 0) == 0)
+				d.push_back(r.ns[1] - r.ns[0]);
+		if (!d.empty()) {
+			std::sort(d.begin(), d.end());
+			double m = d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
+			char line[160];
+			snprintf(line, sizeof line, "preload_ns - shared_ns: median %+.2f ns per call over %zu fixed-size rows",
+				 m, d.size());
+			g.notes.push_back(line);
+		}
+	}
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", stat}},
