@@ -278,7 +278,8 @@ void patch_entries()
 	int expected = 0;
 	if (!__atomic_compare_exchange_n(&g_binding, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;   // patched, or being patched: either page jumps to the variants
-	if (!bind_entries()) {
+	// Called as the late binder, the pointers are set already.
+	if (!__atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) && !bind_entries()) {
 		__atomic_store_n(&g_binding, 0, __ATOMIC_RELEASE);   // not yet: a later large copy tries again
 		return;
 	}

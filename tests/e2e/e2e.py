@@ -5,6 +5,7 @@ Each check is one Meson test (see meson.build): `e2e.py CHECK --key=path ...`.
 Exit 0: passed, 1: failed, 77: skipped (the reason is printed, by name).
 """
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -505,8 +506,9 @@ def disassemble(hexbytes, vma):
     return [ln.strip() for ln in r.stdout.decode().splitlines() if re.match(r"\s*[0-9a-f]+:\t", ln)]
 
 
+@functools.lru_cache(maxsize=None)
 def local_symbols(lib):
-    """offset -> names, from the library's full symbol table."""
+    """offset -> names, from the library's full symbol table (read once)."""
     out = {}
     for line in run(["nm", lib]).stdout.decode().splitlines():
         parts = line.split()
@@ -576,6 +578,10 @@ def check_preload_entry():
              "expected symbols and patched")
     syms = local_symbols(args.preload_lib)
     lib_code = open(args.preload_lib, "rb").read()
+    # Where the file holds the executable segment's bytes.
+    text = [ln for ln in run(["readelf", "-lW", args.preload_lib]).stdout.decode().splitlines()
+            if ln.split()[:1] == ["LOAD"] and "E" in ln.split()[-2]]
+    f_off, vaddr = (int(text[0].split()[1], 16), int(text[0].split()[2], 16)) if text else (0, 0)
     for name, e in names.items():
         if e["own"] != e["addr"]:
             fail(f"{name}: the program's own address {e['own']} differs from dlsym's {e['addr']}")
@@ -586,10 +592,7 @@ def check_preload_entry():
         if variant_symbol(name, e["impl"]) not in at:
             fail(f"{name}: the symbol names {at}, expected {variant_symbol(name, e['impl'])}")
         # The bytes the call reaches are the library file's own at that
-        # offset (the first PT_LOAD's offsets are its addresses here).
-        text = [ln for ln in run(["readelf", "-lW", args.preload_lib]).stdout.decode().splitlines()
-                if ln.split()[:1] == ["LOAD"] and "E" in ln.split()[-2]]
-        f_off, vaddr = (int(text[0].split()[1], 16), int(text[0].split()[2], 16)) if text else (0, 0)
+        # offset.
         file_bytes = lib_code[off - vaddr + f_off:off - vaddr + f_off + 16].hex()
         if file_bytes != e["bytes"]:
             fail(f"{name}: the bytes at the symbol ({e['bytes']}) are not the variant's ({file_bytes})")
