@@ -1,8 +1,9 @@
 // uarch-bench mem --profile FILE...: each recorded op of each profile is
-// replayed as a batch of 65536 calls whose sizes, destination and source
+// replayed as a batch of calls whose sizes, destination and source
 // alignments are drawn (seed 15, the same every run) from the profile's
 // distributions: sizes from the exact counts up to 4096 and uniformly
-// within a log2 bucket above (capped at 8 MiB); alignments independently
+// within a log2 bucket above (up to 64 MiB, the largest that uarch-bench
+// mem's buffers hold); alignments independently
 // from their recorded shares modulo 64. Each call starts on a cache line
 // drawn from a 4 KiB window, plus its alignment; buffers are hot.
 // memmove is replayed on disjoint buffers (the recorded overlap shares are
@@ -35,8 +36,17 @@ using namespace uarch::prof;
 using CopyFn = void *(*)(void *, const void *, size_t);
 using SetFn = void *(*)(void *, int, size_t);
 
-constexpr size_t kCalls = 1 << 16;
-constexpr uint64_t kCap = uint64_t(8) << 20;
+// 64 Ki calls a batch (as the synthetic cases, for the same reason), fewer
+// where that would copy more than 4 GiB: a profile whose bytes are in
+// copies of tens of MiB would otherwise take seconds a batch.
+constexpr size_t kMaxCalls = 1 << 16, kMinCalls = 1 << 12;
+constexpr uint64_t kBatchBytes = uint64_t(4) << 30;
+// The sizes: at most 64 MiB. An earlier cap of 8 MiB replayed a CPython
+// pipeline's 16-64 MiB copies (97% of its bytes) as 8 MiB ones, right at
+// uarch's non-temporal threshold on the Zen 4 guest, where a cached copy
+// that fits the L3 wins: 0.90x glibc there, where copies of the sizes it
+// recorded run 1.3-1.7x (large16384K, large65536K).
+constexpr uint64_t kCap = uint64_t(64) << 20;
 
 struct Replay {
 	std::string name;          // profile name
@@ -68,9 +78,19 @@ bool draw_batch(Replay *rp, const OpCounts &o, uint64_t *maxn_out)
 		dtot += o.dst_align[i], stot += o.src_align[i];
 	if (!calls)
 		return false;
+	// The batch's expected bytes, each bucket at its mean.
+	double mean = 0;
+	for (uint32_t i = 0; i < size_slots; i++)
+		if (o.size[i]) {
+			uint64_t lo = std::min(slot_lo(i), kCap), hi = std::min(slot_hi(i), kCap);
+			mean += double(o.size[i]) * (double(lo) + double(hi)) / 2 / double(calls);
+		}
+	size_t n_calls = kMaxCalls;
+	if (mean * double(kMaxCalls) > double(kBatchBytes))
+		n_calls = std::max(kMinCalls, size_t(double(kBatchBytes) / mean));
 	std::mt19937_64 rng(15);
 	uint64_t maxn = 0;
-	for (size_t k = 0; k < kCalls; k++) {
+	for (size_t k = 0; k < n_calls; k++) {
 		uint32_t slot = uint32_t(draw(rng, o.size, size_slots, calls));
 		uint64_t lo = slot_lo(slot), hi = std::min(slot_hi(slot), kCap);
 		uint64_t n = lo >= hi ? std::min(lo, kCap) : lo + rng() % (hi - lo + 1);
@@ -113,13 +133,14 @@ struct Side {
 void run(benchmark::State &st, const Replay *rp, void *fn)
 {
 	const uint32_t *size = rp->size.data(), *doff = rp->doff.data(), *soff = rp->soff.data();
+	const size_t calls = rp->size.size();
 	char *d = rp->dst;
 	const char *s = rp->src;
 	if (rp->op == p_memset) {
 		SetFn f = reinterpret_cast<SetFn>(fn);
 		benchmark::DoNotOptimize(f);
 		for (auto _ : st) {
-			for (size_t i = 0; i < kCalls; i++)
+			for (size_t i = 0; i < calls; i++)
 				f(d + doff[i], int(i), size[i]);
 			benchmark::ClobberMemory();
 		}
@@ -127,14 +148,14 @@ void run(benchmark::State &st, const Replay *rp, void *fn)
 		CopyFn f = reinterpret_cast<CopyFn>(fn);
 		benchmark::DoNotOptimize(f);
 		for (auto _ : st) {
-			for (size_t i = 0; i < kCalls; i++)
+			for (size_t i = 0; i < calls; i++)
 				f(d + doff[i], s + soff[i], size[i]);
 			benchmark::ClobberMemory();
 		}
 	}
-	st.SetItemsProcessed(int64_t(st.iterations() * kCalls));
+	st.SetItemsProcessed(int64_t(st.iterations() * calls));
 	st.SetBytesProcessed(int64_t(st.iterations() * rp->bytes));
-	st.counters["per"] = double(kCalls);
+	st.counters["per"] = double(calls);
 }
 
 } // namespace
