@@ -9,7 +9,7 @@ _DEF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 def _rows(macro):
     rows = []
     for line in open(_DEF):
-        m = re.match(r"\s*" + macro + r"\((.*)\)\s*(//.*)?$", line)
+        m = re.match(r"\s*" + macro + r"\((.*?)\)\s*(//.*)?$", line)
         if m:
             rows.append([a.strip() for a in m.group(1).split(",")])
     return rows
@@ -28,6 +28,13 @@ def ops():
 def impl_names():
     """Variant names as uarch_impl() prints them, keyed by their C++ name."""
     return {r[0]: r[1].strip('"') for r in _rows("UARCH_IMPL")}
+
+
+def variant_symbol(op, impl, arch):
+    """The function of variant impl (its C++ name) of op on arch ("x86_64",
+    "aarch64"): its own row, else the row for any architecture; or None."""
+    rows = {(r[0], r[1], r[2]): r[4] for r in _rows("UARCH_VARIANT")}
+    return rows.get((op, impl, arch)) or rows.get((op, impl, "any"))
 
 
 OPS = ops()
