@@ -15,6 +15,18 @@ extern "C" unsigned long getauxval(unsigned long) __attribute__((weak));
 // The loader's: where the process's stack started (argc, then argv).
 extern "C" void *__libc_stack_end __attribute__((weak));
 
+// getauxval, or nullptr: its address from the GOT and the call through it,
+// never through the PLT. arm64's ld.so runs the preload library's
+// load-time resolver while it relocates that library, once the GOT is
+// filled and before the PLT slots are (the x86-64 one runs it last).
+using auxval_fn = unsigned long (*)(unsigned long);
+static auxval_fn auxval()
+{
+	auxval_fn f = getauxval;
+	__asm__("" : "+r"(f));   // an opaque pointer: the compiler cannot call getauxval@plt
+	return f;
+}
+
 static State g_state;
 static char g_env[Tunables::max_input + 1];
 static int g_ready;   // 0: not built, 1: building, 2: built
@@ -38,11 +50,12 @@ struct Aux {
 Aux read_auxv(bool after_startup)
 {
 	Aux a = {false, 0, 0, 0};
-	if (after_startup && getauxval && getauxval(at_pagesz)) {   // AT_PAGESZ: the vector is there
+	const auxval_fn get = auxval();
+	if (after_startup && get && get(at_pagesz)) {   // AT_PAGESZ: the vector is there
 		a.readable = true;
-		a.secure = getauxval(at_secure);
-		a.hwcap = getauxval(at_hwcap);
-		a.hwcap2 = getauxval(at_hwcap2);
+		a.secure = get(at_secure);
+		a.hwcap = get(at_hwcap);
+		a.hwcap2 = get(at_hwcap2);
 		return a;
 	}
 	long fd = sys::open_read("/proc/self/auxv");
@@ -77,7 +90,8 @@ Aux read_auxv(bool after_startup)
 // guest.
 long tunables_from_initial_env()
 {
-	if (!&__libc_stack_end || !__libc_stack_end || !getauxval)
+	const auxval_fn get = auxval();
+	if (!&__libc_stack_end || !__libc_stack_end || !get)
 		return -2;
 	const char *name = tunables_var;
 	// Where the loader put it, __libc_stack_end points at argc (argc,
@@ -87,7 +101,7 @@ long tunables_from_initial_env()
 	// is trusted only when the vector found after envp holds the AT_RANDOM
 	// that getauxval reports.
 	constexpr uint64_t at_random = 25, at_execfn = 31;
-	const uintptr_t top = getauxval(at_execfn);
+	const uintptr_t top = get(at_execfn);
 	const long *sp = static_cast<const long *>(__libc_stack_end);
 	auto below_top = [top](const void *p) { return uintptr_t(p) + sizeof(long) <= top; };
 	if (!top || !below_top(sp) || sp[0] < 0 || sp[0] > (1L << 20) ||
@@ -101,7 +115,7 @@ long tunables_from_initial_env()
 	bool found = false;
 	for (size_t i = 0; below_top(aux + i + 1) && aux[i] != 0; i += 2)
 		if (aux[i] == at_random) {
-			found = aux[i + 1] == getauxval(at_random);
+			found = aux[i + 1] == get(at_random);
 			break;
 		}
 	if (!found)

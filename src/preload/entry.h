@@ -1,26 +1,50 @@
 // The preload library's memcpy, memmove and memset entries and how they
-// are bound (x86-64: see entry_x86_64.cpp).
+// are bound: entry.cpp binds the dynamic symbols at load (any ELF target),
+// entry_<arch>.cpp holds the entries' page and how it is patched.
 #pragma once
+#include <stdint.h>
+
+#define UARCH_HIDDEN __attribute__((visibility("hidden")))
+
+extern "C" {
+// Read by the entries until (or unless) their page is patched; first the
+// portable variants (entry.cpp).
+UARCH_HIDDEN extern void *uarch_preload_ptr[3];
+// The first byte of the page that holds the entries: entry i (memcpy,
+// memmove, memset) at page + entry_stride * i (entry_<arch>.cpp).
+UARCH_HIDDEN extern const unsigned char uarch_preload_entry_page[];
+}
 
 namespace uarch {
 
 constexpr unsigned entry_count = 3;   // memcpy, memmove, memset
+constexpr uint32_t entry_stride = 16;
 
 enum class EntryBinding : int {
 	unbound = 0,    // not yet: the load-time binding did not build the state
-	patched = 2,    // each entry is a `jmp rel32` to its variant
-	pointer = 3,    // each entry jumps through a pointer (patching refused)
+	patched = 2,    // each entry is a direct jump to its variant
+	pointer = 3,    // each entry jumps through a pointer (patch refused, or none on this architecture)
 	deferred = 4,   // through a pointer until the first copy of 256 KiB patches
 };
 
 // Sets the pointers to the variants; false (nothing done) while the state
-// is being built elsewhere. Idempotent, safe from any thread.
-bool bind_entries() __attribute__((visibility("hidden")));
+// is being built elsewhere. Idempotent, safe from any thread. hwcap,
+// hwcap2: what an arm64 resolver was handed.
+UARCH_HIDDEN bool bind_entries(uint64_t hwcap = 0, uint64_t hwcap2 = 0);
 // Tries once to patch the page (bind_entries first). Safe from any thread.
-void patch_entries() __attribute__((visibility("hidden")));
-EntryBinding entry_binding() __attribute__((visibility("hidden")));
-// True once memcpy/memmove/memset's dynamic symbols name the variants
-// (at load; see entry_x86_64.cpp).
-bool symbols_bound() __attribute__((visibility("hidden")));
+UARCH_HIDDEN void patch_entries();
+UARCH_HIDDEN EntryBinding entry_binding();
+// True once memcpy/memmove/memset's dynamic symbols name the variants (at load).
+UARCH_HIDDEN bool symbols_bound();
+
+// Per architecture (entry_<arch>.cpp):
+// Arranges for patch_entries to run later and says so; false where the
+// entries keep their pointers for good.
+UARCH_HIDDEN bool arrange_entry_patch();
+// Replaces the entries' page with one whose entries jump straight to
+// targets; false (and the page untouched) where that cannot be done.
+UARCH_HIDDEN bool patch_page(void *const targets[entry_count]);
 
 } // namespace uarch
+
+#undef UARCH_HIDDEN

@@ -10,19 +10,20 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-#if defined(__x86_64__)
-// memcpy, memmove, memset: patched entries (entry_x86_64.cpp).
+// memcpy, memmove, memset: entries whose dynamic symbols are bound at load
+// (preload/entry.cpp).
 #include "preload/entry.h"
 
 extern "C" {
 // How memcpy/memmove/memset reach the variants: "symbols" (their dynamic
 // symbols name the variants: the program and every object bound after
 // load call them directly), else how the entries, which objects bound
-// earlier still call, are bound: "patched" (jmp rel32 to the variant),
-// "pointer" (jmp through a pointer: the system refused the patch),
-// "deferred" (jmp through a pointer until the first copy of 256 KiB
-// patches) or "unbound" (to the portable variants: no state was built).
-// uarch_preload_entries() says the entries' alone.
+// earlier still call, are bound: "patched" (a direct jump to the variant;
+// x86-64), "pointer" (a jump through a pointer: the system refused the
+// patch, or arm64, which keeps the pointers), "deferred" (through a
+// pointer until the first copy of 256 KiB patches) or "unbound" (to the
+// portable variants: no state was built). uarch_preload_entries() says
+// the entries' alone.
 EXPORT const char *uarch_preload_entries(void)
 {
 	switch (uarch::entry_binding()) {
@@ -38,18 +39,6 @@ EXPORT const char *uarch_preload_binding(void)
 	return uarch::symbols_bound() ? "symbols" : uarch_preload_entries();
 }
 }
-#else
-using uarch::op_memcpy;
-using uarch::op_memmove;
-using uarch::op_memset;
-
-UARCH_BIND(memcpy, op_memcpy, void *, (void *d, const void *s, size_t n), (d, s, n))
-UARCH_BIND(memmove, op_memmove, void *, (void *d, const void *s, size_t n), (d, s, n))
-UARCH_BIND(memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
-
-extern "C" EXPORT const char *uarch_preload_binding(void) { return "pointer"; }
-extern "C" EXPORT const char *uarch_preload_entries(void) { return "pointer"; }
-#endif
 
 // mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms.
 UARCH_LIBC_NAMES(, UARCH_LIBC_NO_NOTE)

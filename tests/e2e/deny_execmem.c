@@ -19,6 +19,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#define AUDIT_ARCH_NATIVE AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define AUDIT_ARCH_NATIVE AUDIT_ARCH_AARCH64
+#endif
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
 #define DENY BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA))
@@ -45,7 +50,7 @@ int main(int argc, char **argv)
 	unsigned refused = (deny_x ? PROT_EXEC : 0) | (deny_w ? PROT_WRITE : 0);
 	struct sock_filter f[] = {
 		LOAD(offsetof(struct seccomp_data, arch)),                     /* 0 */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_NATIVE, 1, 0),
 		ALLOW,                                                         /* 2 */
 		LOAD(offsetof(struct seccomp_data, nr)),                       /* 3 */
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 3, 0),       /* 4: -> 8 */

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
 
 SKIP = 77
-from ops_table import OPS  # noqa: E402  (src/table/ops.def, read)
+from ops_table import OPS, impl_names, variant_symbol  # noqa: E402  (src/table/ops.def, read)
 PRELOAD_NAMES = ["memcpy", "memmove", "memset", "mempcpy", "__mempcpy", "bzero", "explicit_bzero",
                  "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk"]
 API_NAMES = ["uarch_memcpy", "uarch_memmove", "uarch_memset", "uarch_prefetch_range",
@@ -497,20 +497,47 @@ def entry_lines(stdout):
     return names, entries, rest
 
 
+# ELF e_machine -> the architecture's name in the variants' symbols.
+ARCH_NAMES = {62: "x86_64", 183: "aarch64"}
+
+
+def lib_arch():
+    return ARCH_NAMES.get(exe_wrapper.machine(args.preload_lib))
+
+
 def disassemble(hexbytes, vma):
-    """objdump's reading of an entry's first bytes, placed at its address."""
+    """objdump's reading of an entry's first bytes, placed at its address
+    ([] where no objdump reads the library's architecture)."""
+    arch = lib_arch()
+    objdump = exe_wrapper.tool("objdump", args.preload_lib)
     with tempfile.NamedTemporaryFile(suffix=".bin") as f:
         f.write(bytes.fromhex(hexbytes))
         f.flush()
-        r = run(["objdump", "-D", "-b", "binary", "-mi386:x86-64", f"--adjust-vma={vma}", f.name])
+        try:
+            r = run([objdump, "-D", "-b", "binary", "-mi386:x86-64" if arch == "x86_64" else "-maarch64",
+                     f"--adjust-vma={vma}", f.name])
+        except OSError:
+            return []
     return [ln.strip() for ln in r.stdout.decode().splitlines() if re.match(r"\s*[0-9a-f]+:\t", ln)]
+
+
+def pointer_entry(hexbytes):
+    """True when hexbytes start an entry as linked, which jumps through its
+    pointer: x86-64 `jmp *ptr(%rip)` (ff 25); arm64 `adrp x16, ptr`,
+    `ldr x16, [x16, #lo12]`, `br x16` (as many of those words as given)."""
+    b = bytes.fromhex(hexbytes)
+    if lib_arch() == "x86_64":
+        return b[:2] == b"\xff\x25"
+    masks = [(0x9f00001f, 0x90000010), (0xffc003ff, 0xf9400210), (0xffffffff, 0xd61f0200)]
+    words = [int.from_bytes(b[i:i + 4], "little") for i in range(0, min(len(b), 12) - 3, 4)]
+    return bool(words) and all(w & m == v for w, (m, v) in zip(words, masks))
 
 
 @functools.lru_cache(maxsize=None)
 def local_symbols(lib):
     """offset -> names, from the library's full symbol table (read once)."""
     out = {}
-    for line in run(["nm", lib]).stdout.decode().splitlines():
+    for line in run([exe_wrapper.tool("nm", lib), lib]).stdout.decode().splitlines():
         parts = line.split()
         if len(parts) == 3:
             out.setdefault(int(parts[0], 16), []).append(parts[2])
@@ -537,45 +564,57 @@ def run_entry(label, prefix=()):
     return names, entries, rest
 
 
-def variant_symbol(name, impl):
-    return f"uarch_x86_64_{name}_{impl}"
+def variant_symbols(name, impl):
+    """The function the table names for the variant uarch_impl() calls impl
+    (a set: empty where the table has none)."""
+    cxx = [k for k, v in impl_names().items() if v == impl]
+    return {variant_symbol(name, c, lib_arch()) for c in cxx} - {None}
 
 
 def check_entries_patched(label, entries, names, syms):
-    """After a large copy each entry is one `jmp rel32` to its variant."""
+    """After a large copy each entry is one `jmp rel32` to its variant
+    (x86-64); arm64's keep their pointers."""
     for name, e in entries.items():
         insns = disassemble(e["bytes"], 0)
-        print(f"{label}: entry {name} ({names[name]['impl']}): " + " | ".join(insns[:2]))
+        print(f"{label}: entry {name} ({names[name]['impl']}): " + " | ".join(insns[:3]))
+        if lib_arch() != "x86_64":
+            if not pointer_entry(e["bytes"]) or "target" in e:
+                fail(f"{label}: entry {name} is not adrp/ldr/br x16 through its pointer: {e['bytes']}")
+            continue
         first = insns[0] if insns else ""
         if not first.split("\t")[1:2] or not first.split("\t")[1].startswith("e9") or "target" not in e:
             fail(f"{label}: entry {name} is not a jmp rel32: {first!r}")
             continue
         at = syms.get(int(e["offset"], 16), [])
-        if variant_symbol(name, names[name]["impl"]) not in at:
-            fail(f"{label}: entry {name} jumps to {at}, expected {variant_symbol(name, names[name]['impl'])}")
+        if not variant_symbols(name, names[name]["impl"]) & set(at):
+            fail(f"{label}: entry {name} jumps to {at}, expected {variant_symbols(name, names[name]['impl'])}")
 
 
 def check_preload_entry():
-    """Under LD_PRELOAD on x86-64 the dynamic symbols memcpy/memmove/memset
-    name the variants from load on: the program's own GOT and dlsym hold the
-    variant that uarch_impl names, whose code is what the library's symbol
-    table says is there. The entries that objects bound before the library
-    call jump through pointers until the first large copy, then are one
-    `jmp rel32` to the same variants."""
+    """Under LD_PRELOAD the dynamic symbols memcpy/memmove/memset name the
+    variants from load on: the program's own GOT and dlsym hold the variant
+    that uarch_impl names, whose code is what the library's symbol table
+    says is there. The entries that objects bound before the library call
+    jump through pointers; on x86-64 until the first large copy, then they
+    are one `jmp rel32` to the same variants."""
     if not args.entry:
-        skip("preload-entry: the entries are patched on x86-64 only")
+        skip("preload-entry: no preload_entry program in this build")
+    x86 = lib_arch() == "x86_64"
+    early = "deferred" if x86 else "pointer"   # the entries before a large copy
     names, entries, rest = run_entry("preload binding")
-    if rest.get("binding_at_start", "").split()[0:1] != ["symbols"]:
-        fail(f"before main: {rest.get('binding_at_start')!r}, expected 'symbols' (bound at load)")
-    if "entries_at_start=deferred" not in rest.get("binding_at_start", "") or \
-            "first_bytes=ff25" not in rest.get("binding_at_start", ""):
-        fail(f"before any large copy the entries are {rest.get('binding_at_start')!r}, expected deferred, `ff 25`")
-    if rest.get("entries_after_64k") != "deferred":
-        fail(f"after a 64 KiB copy: {rest.get('entries_after_64k')!r}, expected 'deferred' "
+    start = rest.get("binding_at_start", "")
+    if start.split()[0:1] != ["symbols"]:
+        fail(f"before main: {start!r}, expected 'symbols' (bound at load)")
+    first = re.search(r"first_bytes=([0-9a-f]+)", start)
+    if f"entries_at_start={early}" not in start or not first or not pointer_entry(first.group(1)):
+        fail(f"before any large copy the entries are {start!r}, expected {early}, jumping through the pointer")
+    if rest.get("entries_after_64k") != early:
+        fail(f"after a 64 KiB copy: {rest.get('entries_after_64k')!r}, expected {early!r} "
              "(copies below 256 KiB ask for no cache size)")
-    if rest.get("binding") != "symbols" or rest.get("entries") != "patched":
+    late = "patched" if x86 else "pointer"
+    if rest.get("binding") != "symbols" or rest.get("entries") != late:
         fail(f"after a large copy: binding {rest.get('binding')!r}, entries {rest.get('entries')!r}, "
-             "expected symbols and patched")
+             f"expected symbols and {late}")
     syms = local_symbols(args.preload_lib)
     lib_code = open(args.preload_lib, "rb").read()
     # Where the file holds the executable segment's bytes.
@@ -589,8 +628,8 @@ def check_preload_entry():
         at = syms.get(off, [])
         insns = disassemble(e["bytes"], off)
         print(f"{name} ({e['impl']}) at offset {off:#x} {at}: " + " | ".join(insns[:3]))
-        if variant_symbol(name, e["impl"]) not in at:
-            fail(f"{name}: the symbol names {at}, expected {variant_symbol(name, e['impl'])}")
+        if not variant_symbols(name, e["impl"]) & set(at):
+            fail(f"{name}: the symbol names {at}, expected {variant_symbols(name, e['impl'])}")
         # The bytes the call reaches are the library file's own at that
         # offset.
         file_bytes = lib_code[off - vaddr + f_off:off - vaddr + f_off + 16].hex()
@@ -602,30 +641,32 @@ def check_preload_entry():
 def check_preload_fallback():
     """Where the system refuses what each binding needs, every preload name
     still binds and works: with writes to the library's pages refused the
-    symbols keep the entries, which are patched at the first large copy;
-    with executable anonymous memory refused too, the entries keep their
-    pointers. uarch_preload_binding() says which."""
+    symbols keep the entries, which (x86-64) are patched at the first large
+    copy; with executable anonymous memory refused too, the entries keep
+    their pointers. uarch_preload_binding() says which."""
     if not args.entry or not args.deny_execmem:
-        skip("preload-fallback: the entries are patched on x86-64 only")
+        skip("preload-fallback: no preload_entry or deny_execmem program in this build")
     probe = run([args.deny_execmem, "/bin/true"])
     if probe.returncode == SKIP:
         skip("preload-fallback: no seccomp filters here: " + probe.stderr.decode().strip())
+    x86 = lib_arch() == "x86_64"
     plain, _, _ = run_entry("preload binding")
     syms = local_symbols(args.preload_lib)
     names, entries, rest = run_entry("preload binding, writes refused", [args.deny_execmem, "-w"])
-    if rest.get("binding") != "patched":
-        fail(f"writes refused: uarch_preload_binding() says {rest.get('binding')!r}, expected 'patched'")
+    if rest.get("binding") != ("patched" if x86 else "pointer"):
+        fail(f"writes refused: uarch_preload_binding() says {rest.get('binding')!r}, "
+             f"expected {'patched' if x86 else 'pointer'!r}")
     for name, e in names.items():
-        if e["addr"] != e["own"] or not e["bytes"].startswith("ff25"):
-            fail(f"writes refused: {name} reached {e['bytes'][:12]}, expected the entry's `jmp *ptr(%rip)`")
+        if e["addr"] != e["own"] or not pointer_entry(e["bytes"]):
+            fail(f"writes refused: {name} reached {e['bytes'][:24]}, expected the entry's jump through its pointer")
     check_entries_patched("writes refused", entries, names, syms)
     names, entries, rest = run_entry("preload binding, writes and executable memory refused",
                                      [args.deny_execmem, "-w", "-x"])
     if rest.get("binding") != "pointer":
         fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'pointer'")
     for name, e in entries.items():
-        if not e["bytes"].startswith("ff25"):
-            fail(f"{name}: expected the unpatched `jmp *ptr(%rip)` (ff 25), saw {e['bytes'][:12]}")
+        if not pointer_entry(e["bytes"]):
+            fail(f"{name}: expected the unpatched entry (through its pointer), saw {e['bytes'][:24]}")
     for name in names:
         if names[name]["impl"] != plain.get(name, {}).get("impl"):
             fail(f"{name}: bound to {names[name]['impl']} with the patches refused, "

@@ -2,7 +2,7 @@
  * process, read from the bytes the calls reach, and whether they work.
  * Run under LD_PRELOAD: preload_entry ENTRY_PAGE_OFFSET (the offset of the
  * library's entry page, from its symbol table). Prints:
- *   binding_at_start=B entries_at_start=E first_bytes=HEX4
+ *   binding_at_start=B entries_at_start=E first_bytes=HEX8
  *     (uarch_preload_binding(), uarch_preload_entries(), the entry page's
  *     first bytes) before any large copy;
  *   per name, what the program reaches - its own address of the function
@@ -11,8 +11,9 @@
  *   entries_after_64k=E after one 64 KiB copy, then one of 256 KiB, then
  *   per entry (what objects bound before the library reach):
  *     entry NAME bytes=HEX16 [target=0x... offset=0x...]
- *   (target/offset: where a `jmp rel32` goes, as an address and as an
- *   offset into the object that holds it), binding=B entries=E,
+ *   (target/offset: where a direct jump - x86-64's `jmp rel32`, arm64's
+ *   `b` - goes, as an address and as an offset into the object that
+ *   holds it), binding=B entries=E,
  *   wx_mappings=N (mappings writable and executable at once, from
  *   /proc/self/maps), then "all ok" when every name and every entry
  *   copied/set right over sizes 0..4200 and several alignments (against
@@ -95,7 +96,8 @@ int main(int argc, char **argv)
 	void *fn[3], *entry[3];
 	for (int i = 0; i < 3; i++)
 		fn[i] = dlsym(RTLD_DEFAULT, names[i]), entry[i] = (void *)(page + 16 * i);
-	printf("binding_at_start=%s entries_at_start=%s first_bytes=%02x%02x\n", binding(), entries(), page[0], page[1]);
+	printf("binding_at_start=%s entries_at_start=%s first_bytes=%02x%02x%02x%02x\n", binding(), entries(), page[0],
+	       page[1], page[2], page[3]);
 	for (int i = 0; i < 3; i++) {
 		Dl_info info;
 		printf("%s impl=%s addr=%p own=%p", names[i], impl(names[i]), fn[i], own[i]);
@@ -116,13 +118,22 @@ int main(int argc, char **argv)
 		const unsigned char *p = entry[i];
 		printf("entry %s bytes=", names[i]);
 		print_bytes(p);
-		if (p[0] == 0xe9) {
+		const unsigned char *target = NULL;
+#if defined(__x86_64__)
+		if (p[0] == 0xe9) {   /* jmp rel32 */
 			int32_t rel;
 			memcpy(&rel, p + 1, 4);
-			const unsigned char *target = p + 5 + rel;
+			target = p + 5 + rel;
+		}
+#elif defined(__aarch64__)
+		uint32_t w;
+		memcpy(&w, p, 4);
+		if ((w >> 26) == 0x05)   /* b imm26: a signed count of words */
+			target = p + (int32_t)(w << 6) / 16;
+#endif
+		if (target)
 			printf(" target=%p offset=0x%lx", (const void *)target,
 			       (unsigned long)((uintptr_t)target - (uintptr_t)lib.dli_fbase));
-		}
 		printf("\n");
 	}
 	printf("binding=%s\nentries=%s\n", binding(), entries());

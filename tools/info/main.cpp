@@ -131,7 +131,7 @@ std::string entry_binding()
 		std::string b = f();
 		return "libuarch_preload.so, " + b +
 		       (b == "symbols"    ? " (the symbols name the variants, bound at load)"
-			: b == "patched"  ? " (jmp rel32 to the variant)"
+			: b == "patched"  ? " (a direct jump to the variant)"
 			: b == "pointer"  ? " (jmp through a pointer)"
 			: b == "deferred" ? " (jmp through a pointer until the first copy of 256 KiB)"
 			: b == "unbound"  ? " (the portable variants: no state at load)"

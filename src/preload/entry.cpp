@@ -1,0 +1,268 @@
+// The preload library's memcpy, memmove and memset, bound the way the
+// kernel binds its static calls: once, before anything runs. This part is
+// any ELF target's; entry_<arch>.cpp holds the entries themselves.
+//
+// At load. A local IFUNC (load_resolver, below) is this library's last
+// relocation; ld.so runs it while relocating this library, after the C
+// library and before the program. It builds the state (x86-64: one CPUID,
+// the other leaves come from the loader's copy) and re-points the dynamic
+// symbols memcpy, memmove and memset at the variants: their st_value in
+// this library's .dynsym, on a read-only page made writable for three
+// stores and read-only again (never executable). Every object the loader
+// binds after that - the program (GLOB_DAT or JUMP_SLOT, now or lazily),
+// every lazily bound PLT slot of any library, dlopen, dlsym - then calls
+// the variant itself: the indirection glibc's own ifunc binding gives.
+//
+// Objects relocated earlier keep the symbols' first value, the entries
+// (libraries the program needs that bind at load: BIND_NOW ones). The
+// three entries live alone on one page-aligned page of code; each jumps
+// through a pointer set at load, entry i at page + 16 * i. Where the
+// architecture can (x86-64), that page is later replaced by one whose
+// entries jump straight to the variants (entry_x86_64.cpp says when/how).
+//
+// Where the system refuses (a seccomp filter or policy that denies the
+// mprotect, a .dynsym on an executable page, no GNU hash table), the
+// symbols keep the entries and the entries their pointers: the binding of
+// before, one indirect jump more. uarch_preload_binding() says which.
+#include <elf.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "dispatch/state.h"
+#include "sys/sys.h"
+#include "preload/entry.h"
+
+using uarch::Op;
+
+extern "C" {
+// The linker's: this object's ELF header as mapped, and its dynamic section.
+extern const Elf64_Ehdr __ehdr_start __attribute__((visibility("hidden")));
+extern Elf64_Dyn _DYNAMIC[] __attribute__((visibility("hidden")));
+}
+
+namespace uarch {
+
+namespace {
+
+constexpr long page_size = 4096;
+constexpr Op entry_op[entry_count] = {op_memcpy, op_memmove, op_memset};
+constexpr const char *entry_name[entry_count] = {"memcpy", "memmove", "memset"};
+enum : long { prot_read = 1, prot_write = 2 };
+
+bool failed(long ret) { return ret < 0 && ret > -4096; }
+
+// 0: not yet, 1: patching, then EntryBinding::patched or ::pointer.
+int g_binding;
+// 1 once the pointers hold the variants.
+int g_pointers_set;
+// 1 once the dynamic symbols name the variants.
+int g_symbols_bound;
+
+// ---- the dynamic symbols --------------------------------------------------
+
+// Where ld.so mapped this object: the ELF header's address less the
+// address the segment that holds it was linked at.
+uintptr_t load_bias()
+{
+	const uintptr_t ehdr = uintptr_t(&__ehdr_start);
+	const auto *ph = reinterpret_cast<const Elf64_Phdr *>(ehdr + __ehdr_start.e_phoff);
+	for (uint32_t i = 0; i < __ehdr_start.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
+			return ehdr - ph[i].p_vaddr;
+	return ehdr;
+}
+
+bool same(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+// The symbol named name through the GNU hash table (the only one this
+// library is linked with), or nullptr.
+Elf64_Sym *gnu_lookup(Elf64_Sym *symtab, const char *strtab, const uint32_t *table, const char *name)
+{
+	uint32_t h = 5381;
+	for (const char *p = name; *p; p++)
+		h = h * 33 + uint8_t(*p);
+	const uint32_t nbuckets = table[0], symoffset = table[1], bloom_words = table[2];
+	if (nbuckets == 0)
+		return nullptr;
+	const uint32_t *buckets = table + 4 + 2 * bloom_words;   // past the 64-bit bloom words
+	const uint32_t *chain = buckets + nbuckets;
+	uint32_t i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return nullptr;
+	// Each chain holds the hashes of the symbols of one bucket, the last
+	// with its low bit set.
+	for (;; i++) {
+		const uint32_t ch = chain[i - symoffset];
+		if ((ch | 1) == (h | 1) && same(strtab + symtab[i].st_name, name))
+			return &symtab[i];
+		if (ch & 1)
+			return nullptr;
+	}
+}
+
+// Re-points memcpy, memmove and memset in this object's .dynsym at
+// targets; false, and nothing written, where that cannot be done without
+// an executable page turning writable, or the system refuses.
+bool patch_symbols(void *const targets[entry_count])
+{
+	const uintptr_t bias = load_bias();
+	// glibc's ld.so rewrites the dynamic section's addresses in place
+	// (adds the bias), other loaders leave them as linked.
+	auto at = [bias](uint64_t v) { return v < bias ? bias + v : uintptr_t(v); };
+	Elf64_Sym *symtab = nullptr;
+	const char *strtab = nullptr;
+	const uint32_t *gnu_hash = nullptr;
+	for (const Elf64_Dyn *d = _DYNAMIC; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_SYMTAB) symtab = reinterpret_cast<Elf64_Sym *>(at(d->d_un.d_ptr));
+		else if (d->d_tag == DT_STRTAB) strtab = reinterpret_cast<const char *>(at(d->d_un.d_ptr));
+		else if (d->d_tag == DT_GNU_HASH) gnu_hash = reinterpret_cast<const uint32_t *>(at(d->d_un.d_ptr));
+	}
+	if (!symtab || !strtab || !gnu_hash)
+		return false;
+	Elf64_Sym *sym[entry_count];
+	uintptr_t lo = ~uintptr_t(0), hi = 0;
+	for (uint32_t i = 0; i < entry_count; i++) {
+		sym[i] = gnu_lookup(symtab, strtab, gnu_hash, entry_name[i]);
+		// Still this entry, as linked: nothing else rewrote it.
+		const uintptr_t entry = uintptr_t(uarch_preload_entry_page) + i * entry_stride;
+		if (!sym[i] || ELF64_ST_TYPE(sym[i]->st_info) != STT_FUNC || sym[i]->st_value != entry - bias ||
+		    !targets[i])
+			return false;
+		lo = uintptr_t(sym[i]) < lo ? uintptr_t(sym[i]) : lo;
+		hi = uintptr_t(sym[i] + 1) > hi ? uintptr_t(sym[i] + 1) : hi;
+	}
+	lo &= ~uintptr_t(page_size - 1);
+	hi = (hi + page_size - 1) & ~uintptr_t(page_size - 1);
+	// The segment that holds them: read-only, or writable, never executable
+	// (with -z noseparate-code .dynsym shares the code's segment).
+	const uintptr_t ehdr = uintptr_t(&__ehdr_start);
+	const auto *ph = reinterpret_cast<const Elf64_Phdr *>(ehdr + __ehdr_start.e_phoff);
+	uint32_t flags = 0;
+	bool inside = false;
+	for (uint32_t i = 0; i < __ehdr_start.e_phnum && !inside; i++) {
+		const uintptr_t from = (bias + ph[i].p_vaddr) & ~uintptr_t(page_size - 1);
+		const uintptr_t to = bias + ph[i].p_vaddr + ph[i].p_memsz;
+		if (ph[i].p_type == PT_LOAD && from <= lo && hi <= ((to + page_size - 1) & ~uintptr_t(page_size - 1))) {
+			inside = true;
+			flags = ph[i].p_flags;
+		}
+	}
+	if (!inside || (flags & PF_X))
+		return false;
+	const bool writable = flags & PF_W;
+	if (!writable && failed(sys::call6(sys::nr_mprotect, long(lo), long(hi - lo), prot_read | prot_write)))
+		return false;
+	// ld.so adds its bias to st_value; every variant lies in this object.
+	for (uint32_t i = 0; i < entry_count; i++)
+		__atomic_store_n(&sym[i]->st_value, uint64_t(uintptr_t(targets[i]) - bias), __ATOMIC_RELAXED);
+	// Back to read-only. Should that fail the page stays writable, not
+	// executable, and the symbols are bound all the same.
+	if (!writable)
+		sys::call6(sys::nr_mprotect, long(lo), long(hi - lo), prot_read);
+	return true;
+}
+
+} // namespace
+
+bool bind_entries(uint64_t hwcap, uint64_t hwcap2)
+{
+	// Every caller stores the pointers (the same values, idempotent).
+	const State *st = state_try(hwcap, hwcap2);
+	if (!st)
+		return false;   // being built elsewhere: not now
+	for (uint32_t i = 0; i < entry_count; i++)
+		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st->plan.impl[entry_op[i]]),
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
+	// The entries' patch, later (x86-64), or never: they keep the pointers.
+	if (!arrange_entry_patch()) {
+		int expected = 0;
+		__atomic_compare_exchange_n(&g_binding, &expected, int(EntryBinding::pointer), false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	}
+	return true;
+}
+
+void patch_entries()
+{
+	int expected = 0;
+	if (!__atomic_compare_exchange_n(&g_binding, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;   // patched, or being patched: either page jumps to the variants
+	// Called as the late binder, the pointers are set already.
+	if (!__atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) && !bind_entries()) {
+		__atomic_store_n(&g_binding, 0, __ATOMIC_RELEASE);   // not yet: a later large copy tries again
+		return;
+	}
+	void *targets[entry_count];
+	for (uint32_t i = 0; i < entry_count; i++)
+		targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
+	int how = patch_page(targets) ? int(EntryBinding::patched) : int(EntryBinding::pointer);
+	__atomic_store_n(&g_binding, how, __ATOMIC_RELEASE);
+}
+
+EntryBinding entry_binding()
+{
+	int b = __atomic_load_n(&g_binding, __ATOMIC_ACQUIRE);
+	if (b == int(EntryBinding::patched) || b == int(EntryBinding::pointer))
+		return EntryBinding(b);
+	return __atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) ? EntryBinding::deferred : EntryBinding::unbound;
+}
+
+bool symbols_bound() { return __atomic_load_n(&g_symbols_bound, __ATOMIC_ACQUIRE); }
+
+} // namespace uarch
+
+// The load-time binding, an IRELATIVE relocation of this object, which
+// ld.so applies after the GOT's (so the GOT that reaches getauxval and the
+// loader's CPUID table is filled: x86-64's ld.so applies IRELATIVE ones
+// last, arm64's in table order, where the linker puts them after the
+// GLOB_DAT ones) and before it relocates the program. A resolver must not
+// call through this object's PLT (not yet filled on arm64, nor in lazy
+// mode): everything below calls hidden functions, raw system calls, and
+// through the GOT (state.cpp's auxval()).
+extern "C" {
+static void uarch_preload_bound() {}
+
+// Not static: clang looks an ifunc's resolver up by its (unmangled) name.
+// arm64's loader passes AT_HWCAP, and a pointer to AT_HWCAP2 (bit 62).
+#if defined(__aarch64__)
+__attribute__((used, visibility("hidden"))) auto uarch_preload_load_resolver(uint64_t hwcap, const uint64_t *arg)
+	-> void (*)()
+{
+	const uint64_t hwcap2 = (hwcap & (1ull << 62)) && arg ? arg[2] : 0;
+#else
+__attribute__((used, visibility("hidden"))) auto uarch_preload_load_resolver() -> void (*)()
+{
+	const uint64_t hwcap = 0, hwcap2 = 0;
+#endif
+	if (uarch::bind_entries(hwcap, hwcap2)) {
+		void *targets[uarch::entry_count];
+		for (uint32_t i = 0; i < uarch::entry_count; i++)
+			targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
+		if (uarch::patch_symbols(targets))
+			__atomic_store_n(&uarch::g_symbols_bound, 1, __ATOMIC_RELEASE);
+	}
+	return &uarch_preload_bound;
+}
+
+static void uarch_preload_load() __attribute__((ifunc("uarch_preload_load_resolver")));
+// Its address, stored by an IRELATIVE relocation: what makes ld.so run the
+// resolver.
+__attribute__((used)) static void (*const uarch_preload_load_slot)() = &uarch_preload_load;
+}
+
+// Before the load-time binding (and where it could not build the state)
+// the entries go to the portable variants: right on every CPU. Constant
+// initialisers (a constructor would run after the binding and undo it).
+extern "C" {
+uarch::op_memcpy_fn uarch_generic_memcpy __attribute__((visibility("hidden")));
+uarch::op_memmove_fn uarch_generic_memmove __attribute__((visibility("hidden")));
+uarch::op_memset_fn uarch_generic_memset __attribute__((visibility("hidden")));
+}
+void *uarch_preload_ptr[3] = {reinterpret_cast<void *>(&uarch_generic_memcpy),
+			      reinterpret_cast<void *>(&uarch_generic_memmove),
+			      reinterpret_cast<void *>(&uarch_generic_memset)};
