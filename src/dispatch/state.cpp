@@ -38,7 +38,7 @@ constexpr char tunables_var[] = "UARCH_TUNABLES=";
 
 struct Aux {
 	bool readable;
-	uint64_t secure, hwcap, hwcap2;
+	uint64_t secure, hwcap, hwcap2, pagesz;
 };
 
 // after_startup: the caller is a binding made after the loader relocated
@@ -49,9 +49,9 @@ struct Aux {
 // Rapids-class guest, against well under 1 us).
 Aux read_auxv(bool after_startup)
 {
-	Aux a = {false, 0, 0, 0};
+	Aux a = {false, 0, 0, 0, 0};
 	const auxval_fn get = auxval();
-	if (after_startup && get && get(at_pagesz)) {   // AT_PAGESZ: the vector is there
+	if (after_startup && get && (a.pagesz = get(at_pagesz))) {   // AT_PAGESZ: the vector is there
 		a.readable = true;
 		a.secure = get(at_secure);
 		a.hwcap = get(at_hwcap);
@@ -72,6 +72,7 @@ Aux read_auxv(bool after_startup)
 			if (buf[i] == at_secure) { a.secure = buf[i + 1]; seen_secure = true; }
 			else if (buf[i] == at_hwcap) a.hwcap = buf[i + 1];
 			else if (buf[i] == at_hwcap2) a.hwcap2 = buf[i + 1];
+			else if (buf[i] == at_pagesz) a.pagesz = buf[i + 1];
 		}
 	}
 	sys::close(fd);
@@ -215,6 +216,8 @@ void build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 	// closed when auxv cannot be read: no /proc, or a set-id process whose
 	// /proc files belong to root.
 	s.secure = !aux.readable || aux.secure;
+	// arm64 kernels run 4, 16 or 64 KiB pages.
+	s.page_size = aux.pagesz && !(aux.pagesz & (aux.pagesz - 1)) ? aux.pagesz : 4096;
 
 #if defined(__x86_64__)
 	// The caches wait for the first large copy (finish_deferred_plan).

@@ -15,6 +15,7 @@ struct State {
 	Plan plan;
 	bool secure;             // AT_SECURE (or unknowable): tunables ignored
 	bool env_readable;       // /proc/self/environ could be read
+	uint64_t page_size;      // AT_PAGESZ (4096 where unknown)
 	ProfileInfo profile;     // the system profile: read or why not
 	char idle_name[48];      // "spin+umwait+futex"
 };

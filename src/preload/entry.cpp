@@ -43,12 +43,11 @@ namespace uarch {
 
 namespace {
 
-constexpr long page_size = 4096;
 constexpr Op entry_op[entry_count] = {op_memcpy, op_memmove, op_memset};
 constexpr const char *entry_name[entry_count] = {"memcpy", "memmove", "memset"};
-enum : long { prot_read = 1, prot_write = 2 };
-
-bool failed(long ret) { return ret < 0 && ret > -4096; }
+using sys::failed;
+using sys::prot_read;
+using sys::prot_write;
 
 // 0: not yet, 1: patching, then EntryBinding::patched or ::pointer.
 int g_binding;
@@ -106,8 +105,9 @@ Elf64_Sym *gnu_lookup(Elf64_Sym *symtab, const char *strtab, const uint32_t *tab
 
 // Re-points memcpy, memmove and memset in this object's .dynsym at
 // targets; false, and nothing written, where that cannot be done without
-// an executable page turning writable, or the system refuses.
-bool patch_symbols(void *const targets[entry_count])
+// an executable page turning writable, or the system refuses. page_size:
+// the system's.
+bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
 {
 	const uintptr_t bias = load_bias();
 	// glibc's ld.so rewrites the dynamic section's addresses in place
@@ -168,23 +168,18 @@ bool patch_symbols(void *const targets[entry_count])
 
 } // namespace
 
-bool bind_entries(uint64_t hwcap, uint64_t hwcap2)
+const State *bind_entries(uint64_t hwcap, uint64_t hwcap2)
 {
 	// Every caller stores the pointers (the same values, idempotent).
 	const State *st = state_try(hwcap, hwcap2);
 	if (!st)
-		return false;   // being built elsewhere: not now
+		return nullptr;   // being built elsewhere: not now
 	for (uint32_t i = 0; i < entry_count; i++)
 		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st->plan.impl[entry_op[i]]),
 				 __ATOMIC_RELEASE);
 	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
-	// The entries' patch, later (x86-64), or never: they keep the pointers.
-	if (!arrange_entry_patch()) {
-		int expected = 0;
-		__atomic_compare_exchange_n(&g_binding, &expected, int(EntryBinding::pointer), false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	}
-	return true;
+	arrange_entry_patch();
+	return st;
 }
 
 void patch_entries()
@@ -239,11 +234,11 @@ __attribute__((used, visibility("hidden"))) auto uarch_preload_load_resolver() -
 {
 	const uint64_t hwcap = 0, hwcap2 = 0;
 #endif
-	if (uarch::bind_entries(hwcap, hwcap2)) {
+	if (const uarch::State *st = uarch::bind_entries(hwcap, hwcap2)) {
 		void *targets[uarch::entry_count];
 		for (uint32_t i = 0; i < uarch::entry_count; i++)
 			targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
-		if (uarch::patch_symbols(targets))
+		if (uarch::patch_symbols(targets, st->page_size))
 			__atomic_store_n(&uarch::g_symbols_bound, 1, __ATOMIC_RELEASE);
 	}
 	return &uarch_preload_bound;

@@ -27,10 +27,11 @@ enum class EntryBinding : int {
 	deferred = 4,   // through a pointer until the first copy of 256 KiB patches
 };
 
-// Sets the pointers to the variants; false (nothing done) while the state
-// is being built elsewhere. Idempotent, safe from any thread. hwcap,
-// hwcap2: what an arm64 resolver was handed.
-UARCH_HIDDEN bool bind_entries(uint64_t hwcap = 0, uint64_t hwcap2 = 0);
+struct State;
+// Sets the pointers to the variants and returns the state; nullptr
+// (nothing done) while the state is being built elsewhere. Idempotent,
+// safe from any thread. hwcap, hwcap2: what an arm64 resolver was handed.
+UARCH_HIDDEN const State *bind_entries(uint64_t hwcap = 0, uint64_t hwcap2 = 0);
 // Tries once to patch the page (bind_entries first). Safe from any thread.
 UARCH_HIDDEN void patch_entries();
 UARCH_HIDDEN EntryBinding entry_binding();
@@ -38,9 +39,8 @@ UARCH_HIDDEN EntryBinding entry_binding();
 UARCH_HIDDEN bool symbols_bound();
 
 // Per architecture (entry_<arch>.cpp):
-// Arranges for patch_entries to run later and says so; false where the
-// entries keep their pointers for good.
-UARCH_HIDDEN bool arrange_entry_patch();
+// Runs patch_entries, now or later (x86-64: at the first large copy).
+UARCH_HIDDEN void arrange_entry_patch();
 // Replaces the entries' page with one whose entries jump straight to
 // targets; false (and the page untouched) where that cannot be done.
 UARCH_HIDDEN bool patch_page(void *const targets[entry_count]);

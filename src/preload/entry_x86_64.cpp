@@ -56,13 +56,9 @@ namespace {
 
 constexpr long page_size = 4096;
 enum : long { nr_mmap = 9, nr_munmap = 11, nr_mremap = 25 };
-enum : long { prot_read = 1, prot_write = 2, prot_exec = 4 };
 enum : long { map_private = 0x02, map_anonymous = 0x20 };
 enum : long { mremap_maymove = 1, mremap_fixed = 2 };
-using sys::call6;
-using sys::nr_mprotect;
-
-bool failed(long ret) { return ret < 0 && ret > -4096; }
+using namespace sys;
 
 } // namespace
 
@@ -102,10 +98,6 @@ bool patch_page(void *const targets[entry_count])
 }
 
 // The patch, at the first copy of caches_matter_from (see the top).
-bool arrange_entry_patch()
-{
-	set_late_binder(patch_entries);
-	return true;
-}
+void arrange_entry_patch() { set_late_binder(patch_entries); }
 
 } // namespace uarch

@@ -46,6 +46,10 @@ static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0,
 #endif
 
 constexpr long at_fdcwd = -100;
+enum : long { prot_read = 1, prot_write = 2, prot_exec = 4 };
+
+// A raw call's -errno (the kernel's returns are -4095..-1).
+static inline bool failed(long ret) { return ret < 0 && ret > -4096; }
 constexpr long o_rdonly_cloexec = 02000000;
 
 static inline long open_read(const char *path) { return call6(nr_openat, at_fdcwd, long(path), o_rdonly_cloexec); }
