@@ -678,6 +678,47 @@ def check_preload_fallback():
             fail(f"with deny_execmem {' '.join(flags)}, a preload name is missing, misbound or wrong")
 
 
+def check_preload_pagesize():
+    """arm64 kernels run with 4, 16 or 64 KiB pages, and mprotect refuses an
+    address that is not on a page boundary: the symbol binding must round
+    to the page size the kernel reports (AT_PAGESZ), not to 4096. qemu-user
+    reports the page size it is given (-p) but accepts any 4 KiB-aligned
+    address, so its system call trace is what shows the rounding: every
+    mprotect of the process (the binding's two, on the .dynsym range, and
+    ld.so's) must cover whole pages of that size (the kernel refuses an
+    address off a boundary, and rounds a length up: a range rounded to 4096
+    would protect more than it names), and the binding must still be
+    "symbols"."""
+    if lib_arch() == "x86_64":
+        skip("preload-pagesize: x86-64 Linux runs with 4 KiB pages only")
+    emu = exe_wrapper.wrapper(args.entry) if args.entry else []
+    if not emu or not emu[0].startswith("qemu-"):
+        skip("preload-pagesize: needs the build's programs to run under qemu-user, which can report other page sizes")
+    page = [o for o, n in local_symbols(args.preload_lib).items() if "uarch_preload_entry_page" in n]
+    if len(page) != 1:
+        fail(f"no uarch_preload_entry_page in {args.preload_lib}'s symbol table")
+        return
+    for size in (16384, 65536):
+        label = f"AT_PAGESZ {size}"
+        r = run(emu + ["-p", str(size), "-strace", "-E", "LD_PRELOAD=" + args.preload_lib,
+                       args.entry, f"{page[0]:x}"], base_env())
+        print(f"{label}: " + " ".join(ln for ln in r.stdout.decode(errors="replace").splitlines() if "binding" in ln))
+        if r.returncode != 0 or b"all ok" not in r.stdout:
+            fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
+        _, _, rest = entry_lines(r.stdout)
+        if rest.get("binding") != "symbols":
+            fail(f"{label}: uarch_preload_binding() says {rest.get('binding')!r}, expected 'symbols'")
+        calls = re.findall(r"mprotect\((0x[0-9a-f]+),(\d+),([A-Z_|]+)\)", r.stderr.decode(errors="replace"))
+        writable = [c for c in calls if "PROT_WRITE" in c[2]]
+        if not writable:
+            fail(f"{label}: no mprotect made a page writable: the trace shows no symbol binding")
+        bad = [c for c in calls if int(c[0], 16) % size or int(c[1]) % size]
+        for addr, length, prot in bad:
+            fail(f"{label}: mprotect({addr}, {length}, {prot}) is not whole {size}-byte pages")
+        print(f"{label}: {len(calls)} mprotect calls, {len(writable)} making pages writable, "
+              f"{len(calls) - len(bad)} of whole pages")
+
+
 def count_cpuid(*prog):
     """CPUID instructions libuarch_preload.so executes in prog (gdb)."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count_cpuid.py")
@@ -1112,6 +1153,7 @@ CHECKS = {
     "static-wrap": check_static_wrap,
     "load-cpuid": check_load_cpuid,
     "preload-fallback": check_preload_fallback,
+    "preload-pagesize": check_preload_pagesize,
     "hygiene": check_hygiene,
     "info-features": check_info_features,
     "subproject-install": check_subproject_and_install,
