@@ -2,8 +2,9 @@
 # uarch-bench mem end to end on a few cases: the table lists them in the
 # order they were registered (the runs themselves are interleaved at
 # random), the CSV has the same rows with positive times and ratios that
-# agree with them, and bad input is one line on stderr with exit code 2,
-# before any benchmark runs.
+# agree with them, the summary's count of rows below 0.97x agrees with the
+# table, and bad input is one line on stderr with exit code 2, before any
+# benchmark runs.
 bench=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -37,6 +38,29 @@ PY
 then echo "ok   json: the same rows"; else echo "FAIL json"; fail=1; fi
 if grep -qE '^(memcpy/|Benchmark|-----)' "$tmp/out.txt"; then echo "FAIL console shows Google Benchmark rows"; fail=1
 else echo "ok   console: tables only"; fi
+# The summary counts the rows below 0.97x, and those further below it than
+# the A/A check's 90th percentile (memcpy against memmove, which run the
+# same code), as the table shows them (a row within rounding of a bound may
+# count either way).
+"$bench" mem --benchmark_filter='mem(cpy|move)/fixed(1|2|4|8|16|32|64|128|256)/aligned' \
+  --benchmark_min_time=0.002 >"$tmp/aa.txt" 2>&1 || { echo "FAIL A/A run: $(tail -3 "$tmp/aa.txt")"; fail=1; }
+if python3 - "$tmp/aa.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+ratios = [float(m.group(1)) for m in re.finditer(r"^mem(?:cpy|move) +fixed\d+ +aligned +[\d.]+ +[\d.]+ +([\d.]+)$", text, re.M)]
+assert len(ratios) == 18, f"{len(ratios)} rows"
+p90 = float(re.search(r"90th percentile ([\d.]+)%, over 9 cases", text).group(1)) / 100
+m = re.search(r"^rows below 0.97: (\d+) of (\d+); below it by more than the A/A 90th percentile \(([\d.]+)%\): (\d+)", text, re.M)
+assert m, "no summary line"
+below, total, p90_shown, beyond = int(m.group(1)), int(m.group(2)), float(m.group(3)) / 100, int(m.group(4))
+assert total == 18 and abs(p90_shown - p90) < 1e-9, (total, p90_shown, p90)
+def between(count, lo, hi):
+    assert lo <= count <= hi, (count, lo, hi)
+between(below, sum(r < 0.9695 for r in ratios), sum(r < 0.9705 for r in ratios))
+between(beyond, sum(r * (1 + p90 + 0.0006) < 0.9695 for r in ratios), sum(r * (1 + p90 - 0.0006) < 0.9705 for r in ratios))
+print(f"ok   summary: {below} of 18 rows below 0.97, {beyond} beyond the A/A 90th percentile ({p90:.1%})")
+PY
+then :; else echo "FAIL the below-0.97 summary disagrees with the table:"; grep -E '^(rows|noise)' "$tmp/aa.txt"; fail=1; fi
 . "$(dirname "$0")/../../tests/one_line_error.sh"
 check() { local desc=$1; shift; expect_error "$desc" "$bench" "$@"; }   # check DESCRIPTION ARGS...
 check "no benchmark"
