@@ -719,6 +719,88 @@ def check_preload_pagesize():
               f"{len(calls) - len(bad)} of whole pages")
 
 
+ASAN_GDB = """
+import gdb
+gdb.execute("set pagination off")
+gdb.execute("break main")
+gdb.execute("run")
+gdb.execute("rbreak ^uarch_x86_64_mem", to_string=True)   # every variant (gdb's regex has no groups)
+seen = set()
+for _ in range(200):
+    try:
+        gdb.execute("continue", to_string=True)
+        f = gdb.newest_frame()
+    except gdb.error:   # the program ended
+        break
+    if not f.is_valid() or not (f.name() or "").startswith("uarch_x86_64_mem"):
+        break
+    caller = f.older()
+    seen.add((f.name(), caller.name() if caller else None))
+    if len({v for v, c in seen if c == "main"}) >= 3:
+        break
+for v, c in sorted(seen, key=str):
+    print(f"variant {v} called from {c}")
+if gdb.selected_inferior().pid:
+    gdb.execute("kill")
+"""
+
+
+def check_preload_asan():
+    """A program built with AddressSanitizer runs under the preload library
+    when the sanitizer's runtime is preloaded first (ASan refuses to start
+    otherwise): its copies and fills are right, an overflowing memcpy is
+    still reported, and the program's calls reach uarch's variants (under
+    gdb, a breakpoint on each)."""
+    if lib_arch() != "x86_64" or os.uname().machine != "x86_64":
+        skip("preload-asan: written for x86-64 (the variants' names)")
+    cc = shutil.which("gcc")
+    libasan = run([cc, "-print-file-name=libasan.so"]).stdout.decode().strip() if cc else ""
+    if not os.path.isabs(libasan) or not os.path.exists(libasan):
+        skip("preload-asan: gcc's libasan.so is not installed")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "asan_copy.c")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "asan_copy")
+        r = run([cc, "-fsanitize=address", "-O1", "-g", src, "-o", exe])
+        if r.returncode != 0:
+            show(r, "gcc -fsanitize=address")
+            fail("preload-asan: the ASan program does not build")
+            return
+        env = base_env(LD_PRELOAD=f"{libasan}:{args.preload_lib}")
+        env.pop("ASAN_OPTIONS", None)   # ASan's own check of the load order, as users get it
+        for n in ("0", "100", "5000", "300000"):
+            r = run([exe, n], env)
+            if r.returncode != 0 or r.stdout.strip() != f"ok {n}".encode():
+                show(r, f"asan_copy {n}")
+                fail(f"asan_copy {n}: wrong result under ASan and the preload library")
+        r = run([exe, "1000", "+1"], env)
+        if b"heap-buffer-overflow" not in r.stderr or r.returncode == 0:
+            show(r, "asan_copy 1000 +1")
+            fail("an overflowing memcpy under the preload library went unreported by ASan")
+        else:
+            print("ASan reports the overflowing memcpy under the preload library")
+        wrong_order = dict(env, LD_PRELOAD=f"{args.preload_lib}:{libasan}")
+        r = run([exe, "100"], wrong_order)
+        print(f"the preload library ahead of ASan's runtime: exit {r.returncode}, "
+              f"{r.stderr.decode(errors='replace').strip()[:100]}")
+        if r.returncode == 0 or b"does not come first" not in r.stderr:
+            fail("ASan started with the preload library ahead of its runtime: the README's advice is out of date")
+        if not shutil.which("gdb"):
+            fail("preload-asan: gdb not found (scripts/deps.sh installs it)")
+            return
+        script = os.path.join(tmp, "asan.py")
+        with open(script, "w") as f:
+            f.write(ASAN_GDB)
+        r = run(["gdb", "-q", "-batch", "-ex", f"set environment LD_PRELOAD={libasan}:{args.preload_lib}",
+                 "-x", script, "--args", exe, "300000"], timeout=120)
+        lines = [ln for ln in r.stdout.decode(errors="replace").splitlines() if ln.startswith("variant ")]
+        print("\n".join(lines))
+        from_main = {ln.split()[1] for ln in lines if ln.endswith(" main")}
+        ops = {re.sub(r"^uarch_x86_64_(mem\w+?)_.*", r"\1", v) for v in from_main}
+        if not ({"memset"} <= ops and ops & {"memcpy", "memmove"}):
+            show(r, "gdb")
+            fail(f"the program's copies and fills did not all reach uarch's variants (seen from main: {sorted(from_main)})")
+
+
 def count_cpuid(*prog):
     """CPUID instructions libuarch_preload.so executes in prog (gdb)."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "count_cpuid.py")
@@ -1154,6 +1236,7 @@ CHECKS = {
     "load-cpuid": check_load_cpuid,
     "preload-fallback": check_preload_fallback,
     "preload-pagesize": check_preload_pagesize,
+    "preload-asan": check_preload_asan,
     "hygiene": check_hygiene,
     "info-features": check_info_features,
     "subproject-install": check_subproject_and_install,
@@ -1170,6 +1253,7 @@ HOST_ONLY = {
     "subproject-install": "packaging builds for this machine; the native build checks it",
     "static-wrap": "it links with this machine's gcc, clang and libz.a; the native build checks it",
     "load-cpuid": "gdb debugs programs of this machine; the native build checks it",
+    "preload-asan": "it builds an ASan program with this machine's gcc; the native build checks it",
 }
 
 
