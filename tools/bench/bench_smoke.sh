@@ -43,10 +43,12 @@ else echo "ok   console: tables only"; fi
 # same code), as the table shows them (a row within rounding of a bound may
 # count either way).
 "$bench" mem --benchmark_filter='mem(cpy|move)/fixed(1|2|4|8|16|32|64|128|256)/aligned' \
-  --benchmark_min_time=0.002 >"$tmp/aa.txt" 2>&1 || { echo "FAIL A/A run: $(tail -3 "$tmp/aa.txt")"; fail=1; }
-if python3 - "$tmp/aa.txt" <<'PY'
-import re, sys
+  --benchmark_min_time=0.002 --json "$tmp/aa.json" >"$tmp/aa.txt" 2>&1 || { echo "FAIL A/A run: $(tail -3 "$tmp/aa.txt")"; fail=1; }
+if python3 - "$tmp/aa.txt" "$tmp/aa.json" <<'PY'
+import json, re, sys
 text = open(sys.argv[1]).read()
+notes = json.load(open(sys.argv[2]))["notes"]["geomean"]   # the same lines, in the JSON document
+assert [n for n in notes if n in text.splitlines()] == notes and len(notes) == 2, notes
 ratios = [float(m.group(1)) for m in re.finditer(r"^mem(?:cpy|move) +fixed\d+ +aligned +[\d.]+ +[\d.]+ +([\d.]+)$", text, re.M)]
 assert len(ratios) == 18, f"{len(ratios)} rows"
 p90 = float(re.search(r"90th percentile ([\d.]+)%, over 9 cases", text).group(1)) / 100

@@ -182,7 +182,20 @@ bool emit(const char *prog, const Options &o, const std::vector<std::pair<std::s
 			}
 			fprintf(f, "\n    ]");
 		}
-		fprintf(f, "\n  }\n}\n");
+		// The lines printed below the tables (the A/A noise, the rows below
+		// 0.97x), by table.
+		fprintf(f, "\n  },\n  \"notes\": {");
+		bool first = true;
+		for (const Table &t : tables) {
+			if (t.notes.empty())
+				continue;
+			fprintf(f, "%s\n    %s: [", first ? "" : ",", json_str(t.name).c_str());
+			for (size_t i = 0; i < t.notes.size(); i++)
+				fprintf(f, "%s%s", i ? ", " : "", json_str(t.notes[i]).c_str());
+			fprintf(f, "]");
+			first = false;
+		}
+		fprintf(f, "%s}\n}\n", first ? "" : "\n  ");
 		ok &= fclose(f) == 0;
 		if (!ok)
 			fprintf(stderr, "%s: %s: write failed\n", prog, o.json.c_str());
