@@ -56,14 +56,27 @@ int g_pointers_set;
 // 1 once the dynamic symbols name the variants.
 int g_symbols_bound;
 
+// What the entries' pointers hold now.
+void load_targets(void *targets[entry_count])
+{
+	for (uint32_t i = 0; i < entry_count; i++)
+		targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
+}
+
 // ---- the dynamic symbols --------------------------------------------------
+
+// This object's program headers, as mapped (__ehdr_start.e_phnum of them).
+const Elf64_Phdr *program_headers()
+{
+	return reinterpret_cast<const Elf64_Phdr *>(uintptr_t(&__ehdr_start) + __ehdr_start.e_phoff);
+}
 
 // Where ld.so mapped this object: the ELF header's address less the
 // address the segment that holds it was linked at.
 uintptr_t load_bias()
 {
 	const uintptr_t ehdr = uintptr_t(&__ehdr_start);
-	const auto *ph = reinterpret_cast<const Elf64_Phdr *>(ehdr + __ehdr_start.e_phoff);
+	const Elf64_Phdr *ph = program_headers();
 	for (uint32_t i = 0; i < __ehdr_start.e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
 			return ehdr - ph[i].p_vaddr;
@@ -135,18 +148,18 @@ bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
 		lo = uintptr_t(sym[i]) < lo ? uintptr_t(sym[i]) : lo;
 		hi = uintptr_t(sym[i] + 1) > hi ? uintptr_t(sym[i] + 1) : hi;
 	}
-	lo &= ~uintptr_t(page_size - 1);
-	hi = (hi + page_size - 1) & ~uintptr_t(page_size - 1);
+	auto down = [page_size](uintptr_t a) { return a & ~(page_size - 1); };
+	auto up = [down, page_size](uintptr_t a) { return down(a + page_size - 1); };
+	lo = down(lo);
+	hi = up(hi);
 	// The segment that holds them: read-only, or writable, never executable
 	// (with -z noseparate-code .dynsym shares the code's segment).
-	const uintptr_t ehdr = uintptr_t(&__ehdr_start);
-	const auto *ph = reinterpret_cast<const Elf64_Phdr *>(ehdr + __ehdr_start.e_phoff);
+	const Elf64_Phdr *ph = program_headers();
 	uint32_t flags = 0;
 	bool inside = false;
 	for (uint32_t i = 0; i < __ehdr_start.e_phnum && !inside; i++) {
-		const uintptr_t from = (bias + ph[i].p_vaddr) & ~uintptr_t(page_size - 1);
-		const uintptr_t to = bias + ph[i].p_vaddr + ph[i].p_memsz;
-		if (ph[i].p_type == PT_LOAD && from <= lo && hi <= ((to + page_size - 1) & ~uintptr_t(page_size - 1))) {
+		const uintptr_t from = bias + ph[i].p_vaddr, to = from + ph[i].p_memsz;
+		if (ph[i].p_type == PT_LOAD && down(from) <= lo && hi <= up(to)) {
 			inside = true;
 			flags = ph[i].p_flags;
 		}
@@ -193,8 +206,7 @@ void patch_entries()
 		return;
 	}
 	void *targets[entry_count];
-	for (uint32_t i = 0; i < entry_count; i++)
-		targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
+	load_targets(targets);
 	int how = patch_page(targets) ? int(EntryBinding::patched) : int(EntryBinding::pointer);
 	__atomic_store_n(&g_binding, how, __ATOMIC_RELEASE);
 }
@@ -236,8 +248,7 @@ __attribute__((used, visibility("hidden"))) auto uarch_preload_load_resolver() -
 #endif
 	if (const uarch::State *st = uarch::bind_entries(hwcap, hwcap2)) {
 		void *targets[uarch::entry_count];
-		for (uint32_t i = 0; i < uarch::entry_count; i++)
-			targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
+		uarch::load_targets(targets);
 		if (uarch::patch_symbols(targets, st->page_size))
 			__atomic_store_n(&uarch::g_symbols_bound, 1, __ATOMIC_RELEASE);
 	}

@@ -544,12 +544,21 @@ def local_symbols(lib):
     return out
 
 
-def run_entry(label, prefix=()):
+def entry_page():
+    """The offset of the preload library's entry page, in hex (None, and a
+    failure, where its symbol table has none)."""
     page = [o for o, n in local_symbols(args.preload_lib).items() if "uarch_preload_entry_page" in n]
     if len(page) != 1:
-        fail(f"{label}: no uarch_preload_entry_page in {args.preload_lib}'s symbol table")
+        fail(f"no uarch_preload_entry_page in {args.preload_lib}'s symbol table")
+        return None
+    return f"{page[0]:x}"
+
+
+def run_entry(label, prefix=()):
+    page = entry_page()
+    if page is None:
         return {}, {}, {}
-    r = run(list(prefix) + [args.entry, f"{page[0]:x}"], preload_env())
+    r = run(list(prefix) + [args.entry, page], preload_env())
     show(r, label)
     if r.returncode != 0 or b"all ok" not in r.stdout:
         fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
@@ -694,14 +703,13 @@ def check_preload_pagesize():
     emu = exe_wrapper.wrapper(args.entry) if args.entry else []
     if not emu or not emu[0].startswith("qemu-"):
         skip("preload-pagesize: needs the build's programs to run under qemu-user, which can report other page sizes")
-    page = [o for o, n in local_symbols(args.preload_lib).items() if "uarch_preload_entry_page" in n]
-    if len(page) != 1:
-        fail(f"no uarch_preload_entry_page in {args.preload_lib}'s symbol table")
+    page = entry_page()
+    if page is None:
         return
     for size in (16384, 65536):
         label = f"AT_PAGESZ {size}"
         r = run(emu + ["-p", str(size), "-strace", "-E", "LD_PRELOAD=" + args.preload_lib,
-                       args.entry, f"{page[0]:x}"], base_env())
+                       args.entry, page], base_env())
         print(f"{label}: " + " ".join(ln for ln in r.stdout.decode(errors="replace").splitlines() if "binding" in ln))
         if r.returncode != 0 or b"all ok" not in r.stdout:
             fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
