@@ -4,6 +4,7 @@
 // tables, no stack protector (see meson.build).
 #include "dispatch/state.h"
 #include "sys/sys.h"
+#include "sys/load_data.h"
 #include "generic/params.h"
 #include "tunables/profile.h"
 
@@ -27,9 +28,9 @@ static auxval_fn auxval()
 	return f;
 }
 
-static State g_state;
+static State g_state UARCH_LOAD_DATA;
 static char g_env[Tunables::max_input + 1];
-static int g_ready;   // 0: not built, 1: building, 2: built
+static int g_ready UARCH_LOAD_DATA;   // 0: not built, 1: building, 2: built
 
 namespace {
 

@@ -6,8 +6,11 @@
 // relocation; ld.so runs it while relocating this library, after the C
 // library and before the program. It builds the state (x86-64: one CPUID,
 // the other leaves come from the loader's copy) and re-points the dynamic
-// symbols memcpy, memmove and memset at the variants: their st_value in
-// this library's .dynsym, on a read-only page made writable for three
+// symbols memcpy, memmove and memset at the variants: three stores to
+// their st_value in this library's .dynsym. The linker puts .dynsym in
+// RELRO (dynsym_relro.ld), which ld.so makes read-only only once it has
+// relocated this library, so the stores need no system call; where a
+// linker left it on a read-only page, that page is made writable for the
 // stores and read-only again (never executable). Every object the loader
 // binds after that - the program (GLOB_DAT or JUMP_SLOT, now or lazily),
 // every lazily bound PLT slot of any library, dlopen, dlsym - then calls
@@ -20,8 +23,9 @@
 // architecture can (x86-64), that page is later replaced by one whose
 // entries jump straight to the variants (entry_x86_64.cpp says when/how).
 //
-// Where the system refuses (a seccomp filter or policy that denies the
-// mprotect, a .dynsym on an executable page, no GNU hash table), the
+// Where that cannot be done (a read-only .dynsym and a seccomp filter or
+// policy that denies the mprotect, a .dynsym on an executable page, no GNU
+// hash table), the
 // symbols keep the entries and the entries their pointers: the binding of
 // before, one indirect jump more. uarch_preload_binding() says which.
 #include <elf.h>
@@ -29,6 +33,7 @@
 #include <stdint.h>
 #include "dispatch/state.h"
 #include "sys/sys.h"
+#include "sys/load_data.h"
 #include "preload/entry.h"
 
 using uarch::Op;
@@ -50,11 +55,11 @@ using sys::prot_read;
 using sys::prot_write;
 
 // 0: not yet, 1: patching, then EntryBinding::patched or ::pointer.
-int g_binding;
+int g_binding UARCH_LOAD_DATA;
 // 1 once the pointers hold the variants.
-int g_pointers_set;
+int g_pointers_set UARCH_LOAD_DATA;
 // 1 once the dynamic symbols name the variants.
-int g_symbols_bound;
+int g_symbols_bound UARCH_LOAD_DATA;
 
 // What the entries' pointers hold now.
 void load_targets(void *targets[entry_count])
@@ -166,6 +171,9 @@ bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
 	}
 	if (!inside || (flags & PF_X))
 		return false;
+	// A writable segment: RELRO, still writable here, since ld.so protects
+	// it only after this object's last relocation, the one whose resolver
+	// calls this and whose result ld.so stores into RELRO itself.
 	const bool writable = flags & PF_W;
 	if (!writable && failed(sys::call6(sys::nr_mprotect, long(lo), long(hi - lo), prot_read | prot_write)))
 		return false;

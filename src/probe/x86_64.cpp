@@ -1,6 +1,7 @@
 // x86-64 probe: raw CPUID and XGETBV, nothing else. Pure given its source,
 // so tests feed it dumps of other CPUs.
 #include "probe/cpu.h"
+#include "sys/load_data.h"
 
 namespace uarch {
 
@@ -189,7 +190,7 @@ static uint64_t hw_xgetbv0(const CpuidSource *)
 // relocation (see cpu.cpp).
 const CpuidSource *cpuid_hardware()
 {
-	static CpuidSource src;
+	static CpuidSource src UARCH_LOAD_DATA;
 	src.cpuid = hw_cpuid;
 	src.xgetbv0 = hw_xgetbv0;
 	return &src;
@@ -227,7 +228,7 @@ static CpuidRegs loader_cpuid(const CpuidSource *self, uint32_t leaf, uint32_t s
 
 const CpuidSource *cpuid_loader()
 {
-	static CpuidSource src;
+	static CpuidSource src UARCH_LOAD_DATA;
 	src.cpuid = loader_cpuid;
 	src.xgetbv0 = hw_xgetbv0;
 	return &src;

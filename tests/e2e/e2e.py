@@ -49,8 +49,8 @@ def base_env(**extra):
     return env
 
 
-def preload_env(**extra):
-    return base_env(LD_BIND_NOW="1", LD_PRELOAD=args.preload_lib, **extra)
+def preload_env(lib=None, **extra):
+    return base_env(LD_BIND_NOW="1", LD_PRELOAD=lib or args.preload_lib, **extra)
 
 
 def run(cmd, env=None, timeout=300, **kw):
@@ -544,21 +544,22 @@ def local_symbols(lib):
     return out
 
 
-def entry_page():
+def entry_page(lib=None):
     """The offset of the preload library's entry page, in hex (None, and a
     failure, where its symbol table has none)."""
-    page = [o for o, n in local_symbols(args.preload_lib).items() if "uarch_preload_entry_page" in n]
+    lib = lib or args.preload_lib
+    page = [o for o, n in local_symbols(lib).items() if "uarch_preload_entry_page" in n]
     if len(page) != 1:
-        fail(f"no uarch_preload_entry_page in {args.preload_lib}'s symbol table")
+        fail(f"no uarch_preload_entry_page in {lib}'s symbol table")
         return None
     return f"{page[0]:x}"
 
 
-def run_entry(label, prefix=()):
-    page = entry_page()
+def run_entry(label, prefix=(), lib=None):
+    page = entry_page(lib)
     if page is None:
         return {}, {}, {}
-    r = run(list(prefix) + [args.entry, page], preload_env())
+    r = run(list(prefix) + [args.entry, page], preload_env(lib))
     show(r, label)
     if r.returncode != 0 or b"all ok" not in r.stdout:
         fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
@@ -647,84 +648,134 @@ def check_preload_entry():
     check_entries_patched("preload binding", entries, names, syms)
 
 
+def dynsym_in_relro(lib):
+    """Whether lib's .dynsym lies inside its PT_GNU_RELRO range."""
+    sections = run(["readelf", "-SW", lib]).stdout.decode()
+    m = re.search(r"\.dynsym\s+DYNSYM\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sections)
+    relro = re.search(r"GNU_RELRO\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)",
+                      run(["readelf", "-lW", lib]).stdout.decode())
+    if not m or not relro:
+        return False
+    at, size, lo = int(m.group(1), 16), int(m.group(2), 16), int(relro.group(1), 16)
+    return lo <= at and at + size <= lo + int(relro.group(2), 16)
+
+
+def check_fallback_names(label, names, plain, symbols):
+    """Each name reached the variant of the unrefused run: its symbol
+    (symbols) or the entry's jump through its pointer (not symbols)."""
+    for name, e in names.items():
+        if e["impl"] != plain.get(name, {}).get("impl"):
+            fail(f"{label}: {name} bound to {e['impl']}, {plain.get(name, {}).get('impl')} with nothing refused")
+        if symbols and e["offset"] != plain.get(name, {}).get("offset"):
+            fail(f"{label}: {name} reached offset {e['offset']}, the variant is at {plain.get(name, {}).get('offset')}")
+        if not symbols and (e["addr"] != e["own"] or not pointer_entry(e["bytes"])):
+            fail(f"{label}: {name} reached {e['bytes'][:24]}, expected the entry's jump through its pointer")
+
+
 def check_preload_fallback():
     """Where the system refuses what each binding needs, every preload name
-    still binds and works: with writes to the library's pages refused the
+    still binds and works; uarch_preload_binding() says how.
+
+    The library's .dynsym lies in RELRO, which ld.so leaves writable until
+    it has relocated the library, so the symbol binding makes no system
+    call: with every mprotect that asks for PROT_WRITE refused the symbols
+    are bound all the same, and with executable anonymous memory refused
+    too only the entries keep their pointers. The copy linked without that
+    move (.dynsym on a read-only page, the layout a linker without INSERT
+    gives) makes the page writable for three stores: with that refused its
     symbols keep the entries, which (x86-64) are patched at the first large
     copy; with executable anonymous memory refused too, the entries keep
-    their pointers. uarch_preload_binding() says which."""
-    if not args.entry or not args.deny_execmem:
-        skip("preload-fallback: no preload_entry or deny_execmem program in this build")
+    their pointers."""
+    if not args.entry or not args.deny_execmem or not args.preload_lib_mprotect:
+        skip("preload-fallback: no preload_entry, deny_execmem or mprotect copy of the library in this build")
     probe = run([args.deny_execmem, "/bin/true"])
     if probe.returncode == SKIP:
         skip("preload-fallback: no seccomp filters here: " + probe.stderr.decode().strip())
     x86 = lib_arch() == "x86_64"
-    plain, _, _ = run_entry("preload binding")
-    syms = local_symbols(args.preload_lib)
-    names, entries, rest = run_entry("preload binding, writes refused", [args.deny_execmem, "-w"])
-    if rest.get("binding") != ("patched" if x86 else "pointer"):
-        fail(f"writes refused: uarch_preload_binding() says {rest.get('binding')!r}, "
-             f"expected {'patched' if x86 else 'pointer'!r}")
-    for name, e in names.items():
-        if e["addr"] != e["own"] or not pointer_entry(e["bytes"]):
-            fail(f"writes refused: {name} reached {e['bytes'][:24]}, expected the entry's jump through its pointer")
-    check_entries_patched("writes refused", entries, names, syms)
-    names, entries, rest = run_entry("preload binding, writes and executable memory refused",
-                                     [args.deny_execmem, "-w", "-x"])
-    if rest.get("binding") != "pointer":
-        fail(f"uarch_preload_binding() says {rest.get('binding')!r}, expected 'pointer'")
-    for name, e in entries.items():
-        if not pointer_entry(e["bytes"]):
-            fail(f"{name}: expected the unpatched entry (through its pointer), saw {e['bytes'][:24]}")
-    for name in names:
-        if names[name]["impl"] != plain.get(name, {}).get("impl"):
-            fail(f"{name}: bound to {names[name]['impl']} with the patches refused, "
-                 f"{plain.get(name, {}).get('impl')} without")
-    for flags in (["-x"], ["-w", "-x"]):
-        r = run([args.deny_execmem] + flags + [args.names], preload_env(E2E_EXPECT_OBJECT="libuarch_preload.so"))
-        show(r, f"every preload name, deny_execmem {' '.join(flags)}")
-        if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
-            fail(f"with deny_execmem {' '.join(flags)}, a preload name is missing, misbound or wrong")
+    late = "patched" if x86 else "pointer"   # the entries after a large copy
+    ro = args.preload_lib_mprotect
+    if not dynsym_in_relro(args.preload_lib):
+        fail(f"{args.preload_lib}: .dynsym is not inside PT_GNU_RELRO (the binding needs mprotect)")
+    if dynsym_in_relro(ro):
+        fail(f"{ro}: .dynsym is inside PT_GNU_RELRO: the copy tests no mprotect")
+    for lib, what in ((args.preload_lib, "the library"), (ro, "the mprotect copy")):
+        plain, _, rest = run_entry(f"{what}, nothing refused", lib=lib)
+        if rest.get("binding") != "symbols":
+            fail(f"{what}, nothing refused: uarch_preload_binding() says {rest.get('binding')!r}, expected 'symbols'")
+        syms = local_symbols(lib)
+        bound = lib == args.preload_lib   # the symbols, with writes refused
+        label = f"{what}, writes refused"
+        names, entries, rest = run_entry(label, [args.deny_execmem, "-w"], lib)
+        expect = "symbols" if bound else late
+        if rest.get("binding") != expect or rest.get("entries") != late:
+            fail(f"{label}: binding {rest.get('binding')!r}, entries {rest.get('entries')!r}, "
+                 f"expected {expect!r} and {late!r}")
+        check_fallback_names(label, names, plain, bound)
+        check_entries_patched(label, entries, names, syms)
+        label = f"{what}, writes and executable memory refused"
+        names, entries, rest = run_entry(label, [args.deny_execmem, "-w", "-x"], lib)
+        expect = "symbols" if bound else "pointer"
+        if rest.get("binding") != expect or rest.get("entries") != "pointer":
+            fail(f"{label}: binding {rest.get('binding')!r}, entries {rest.get('entries')!r}, "
+                 f"expected {expect!r} and 'pointer'")
+        check_fallback_names(label, names, plain, bound)
+        for name, e in entries.items():
+            if not pointer_entry(e["bytes"]):
+                fail(f"{label}: entry {name}: expected the unpatched entry (through its pointer), saw {e['bytes'][:24]}")
+    for lib in (args.preload_lib, ro):
+        for flags in (["-x"], ["-w", "-x"]):
+            r = run([args.deny_execmem] + flags + [args.names],
+                    preload_env(lib, E2E_EXPECT_OBJECT=os.path.basename(lib)))
+            show(r, f"every preload name of {os.path.basename(lib)}, deny_execmem {' '.join(flags)}")
+            if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
+                fail(f"{os.path.basename(lib)} with deny_execmem {' '.join(flags)}: a preload name is missing, "
+                     "misbound or wrong")
 
 
 def check_preload_pagesize():
     """arm64 kernels run with 4, 16 or 64 KiB pages, and mprotect refuses an
-    address that is not on a page boundary: the symbol binding must round
-    to the page size the kernel reports (AT_PAGESZ), not to 4096. qemu-user
-    reports the page size it is given (-p) but accepts any 4 KiB-aligned
-    address, so its system call trace is what shows the rounding: every
-    mprotect of the process (the binding's two, on the .dynsym range, and
-    ld.so's) must cover whole pages of that size (the kernel refuses an
-    address off a boundary, and rounds a length up: a range rounded to 4096
-    would protect more than it names), and the binding must still be
-    "symbols"."""
+    address that is not on a page boundary: where the symbol binding makes
+    .dynsym writable (the copy linked without the move into RELRO) it must
+    round to the page size the kernel reports (AT_PAGESZ), not to 4096.
+    qemu-user reports the page size it is given (-p) but accepts any 4
+    KiB-aligned address, so its system call trace is what shows the
+    rounding: every mprotect of the process (the binding's two, on the
+    .dynsym range, and ld.so's) must cover whole pages of that size (the
+    kernel refuses an address off a boundary, and rounds a length up: a
+    range rounded to 4096 would protect more than it names), and the
+    binding must still be "symbols". The library itself, its .dynsym in
+    RELRO, binds with no mprotect making a page writable."""
     if lib_arch() == "x86_64":
         skip("preload-pagesize: x86-64 Linux runs with 4 KiB pages only")
     emu = exe_wrapper.wrapper(args.entry) if args.entry else []
     if not emu or not emu[0].startswith("qemu-"):
         skip("preload-pagesize: needs the build's programs to run under qemu-user, which can report other page sizes")
-    page = entry_page()
-    if page is None:
-        return
-    for size in (16384, 65536):
-        label = f"AT_PAGESZ {size}"
-        r = run(emu + ["-p", str(size), "-strace", "-E", "LD_PRELOAD=" + args.preload_lib,
-                       args.entry, page], base_env())
-        print(f"{label}: " + " ".join(ln for ln in r.stdout.decode(errors="replace").splitlines() if "binding" in ln))
-        if r.returncode != 0 or b"all ok" not in r.stdout:
-            fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
-        _, _, rest = entry_lines(r.stdout)
-        if rest.get("binding") != "symbols":
-            fail(f"{label}: uarch_preload_binding() says {rest.get('binding')!r}, expected 'symbols'")
-        calls = re.findall(r"mprotect\((0x[0-9a-f]+),(\d+),([A-Z_|]+)\)", r.stderr.decode(errors="replace"))
-        writable = [c for c in calls if "PROT_WRITE" in c[2]]
-        if not writable:
-            fail(f"{label}: no mprotect made a page writable: the trace shows no symbol binding")
-        bad = [c for c in calls if int(c[0], 16) % size or int(c[1]) % size]
-        for addr, length, prot in bad:
-            fail(f"{label}: mprotect({addr}, {length}, {prot}) is not whole {size}-byte pages")
-        print(f"{label}: {len(calls)} mprotect calls, {len(writable)} making pages writable, "
-              f"{len(calls) - len(bad)} of whole pages")
+    if not args.preload_lib_mprotect:
+        skip("preload-pagesize: no mprotect copy of the preload library in this build")
+    for lib, makes_writable in ((args.preload_lib, False), (args.preload_lib_mprotect, True)):
+        page = entry_page(lib)
+        if page is None:
+            return
+        for size in (16384, 65536):
+            label = f"{os.path.basename(lib)}, AT_PAGESZ {size}"
+            r = run(emu + ["-p", str(size), "-strace", "-E", "LD_PRELOAD=" + lib, args.entry, page], base_env())
+            print(f"{label}: " + " ".join(ln for ln in r.stdout.decode(errors="replace").splitlines() if "binding" in ln))
+            if r.returncode != 0 or b"all ok" not in r.stdout:
+                fail(f"{label}: a name or an entry gave a wrong result (exit {r.returncode})")
+            _, _, rest = entry_lines(r.stdout)
+            if rest.get("binding") != "symbols":
+                fail(f"{label}: uarch_preload_binding() says {rest.get('binding')!r}, expected 'symbols'")
+            calls = re.findall(r"mprotect\((0x[0-9a-f]+),(\d+),([A-Z_|]+)\)", r.stderr.decode(errors="replace"))
+            writable = [c for c in calls if "PROT_WRITE" in c[2]]
+            if makes_writable and not writable:
+                fail(f"{label}: no mprotect made a page writable: the trace shows no symbol binding")
+            if not makes_writable and writable:
+                fail(f"{label}: {len(writable)} mprotect calls made pages writable, expected none (.dynsym in RELRO)")
+            bad = [c for c in calls if int(c[0], 16) % size or int(c[1]) % size]
+            for addr, length, prot in bad:
+                fail(f"{label}: mprotect({addr}, {length}, {prot}) is not whole {size}-byte pages")
+            print(f"{label}: {len(calls)} mprotect calls, {len(writable)} making pages writable, "
+                  f"{len(calls) - len(bad)} of whole pages")
 
 
 ASAN_GDB = """
@@ -1273,7 +1324,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("check", choices=sorted(CHECKS))
     for k in ("shared", "static", "preload-prog", "preload-lib", "lib", "static-lib", "secure-helper",
-              "fortify", "names", "raw-cpuid", "info", "entry", "deny-execmem"):
+              "fortify", "names", "raw-cpuid", "info", "entry", "deny-execmem", "preload-lib-mprotect"):
         p.add_argument("--" + k)
     args = p.parse_args()
     if args.lib and exe_wrapper.foreign(args.lib) and args.check in HOST_ONLY:

@@ -1,11 +1,12 @@
 #include "generic/params.h"
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
+#include "sys/load_data.h"
 
 namespace uarch {
 
-MemParams mem_params;
-int mem_params_pending;
+MemParams mem_params UARCH_LOAD_DATA;
+int mem_params_pending UARCH_LOAD_DATA;
 
 // Each field is stored on its own (relaxed): a variant that reads them
 // while they change sees a mix of old and new windows, and every mix
@@ -53,7 +54,7 @@ void defer_arch_params()
 // Sequentially consistent, both sides: whichever of finish_mem_params and
 // set_late_binder comes second sees the other's store, so the binder runs
 // at least once (and the binder itself acts once).
-static void (*g_late_binder)();
+static void (*g_late_binder)() UARCH_LOAD_DATA;
 
 void finish_mem_params()
 {
