@@ -223,8 +223,8 @@ void build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 #if defined(__x86_64__)
 	// The caches wait for the first large copy (finish_deferred_plan).
 	// After start-up the loader's copy of the leaves it asked serves
-	// (only leaf 0 is asked again); a resolver may run before the loader
-	// filled it.
+	// (leaf 0 from its record of it, where that is found: no CPUID at
+	// all); a resolver may run before the loader filled it.
 	probe_host_binding(&s.cpu, after_startup);
 	(void)hwcap, (void)hwcap2;   // arm64's
 #else

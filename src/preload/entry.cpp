@@ -4,8 +4,8 @@
 //
 // At load. A local IFUNC (load_resolver, below) is this library's last
 // relocation; ld.so runs it while relocating this library, after the C
-// library and before the program. It builds the state (x86-64: one CPUID,
-// the other leaves come from the loader's copy) and re-points the dynamic
+// library and before the program. It builds the state (x86-64: no CPUID,
+// the leaves come from the loader's copy) and re-points the dynamic
 // symbols memcpy, memmove and memset at the variants: three stores to
 // their st_value in this library's .dynsym. The linker puts .dynsym in
 // RELRO (dynsym_relro.ld), which ld.so makes read-only only once it has

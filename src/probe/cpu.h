@@ -88,6 +88,10 @@ const CpuidSource *cpuid_hardware();   // the real instruction (x86-64 only)
 // The loader's copy of leaves 1, 7.0, 7.1 and 0x80000001 where glibc's
 // ld.so has one (else, and for every other leaf, the instruction).
 const CpuidSource *cpuid_loader();
+// Leaf 0 rebuilt from glibc's record of it (the five words before its
+// table's leaf 1, given leaf 1's EAX and whether leaf 7 holds anything);
+// false where the words are not that record.
+bool loader_leaf0(const uint32_t basic[5], uint32_t leaf1_eax, uint32_t leaf7_any, CpuidRegs *out);
 Zen zen_generation(Vendor v, uint32_t family, uint32_t model);
 
 // ---- aarch64 --------------------------------------------------------------

@@ -165,6 +165,38 @@ void probe_x86_caches(Cpu *c, const CpuidSource *src)
 	}
 }
 
+// glibc's loader runs leaf 0 itself and keeps {kind, max_cpuid, family,
+// model, stepping} (struct cpu_features_basic; kind 1 Intel, 2 AMD or
+// Hygon, 3 Zhaoxin, 4 other), but keeps neither the vendor string nor a
+// function that returns them: a program finds the words only by their
+// place in its table. Rebuilds leaf 0 from them where they are that
+// record: the kind is Intel or AMD (whose vendor strings it names; Zhaoxin
+// has two), max_cpuid is plausible (at least 7 where leaf 7 holds
+// anything), and family, model and stepping are leaf 1's, derived as glibc
+// derives them. Anything else (another layout, another C library) is
+// refused, and the caller asks the CPU.
+bool loader_leaf0(const uint32_t basic[5], uint32_t leaf1_eax, uint32_t leaf7_any, CpuidRegs *out)
+{
+	const uint32_t kind = basic[0], max_leaf = basic[1];
+	const uint32_t base_family = (leaf1_eax >> 8) & 0xf;
+	uint32_t family = base_family, model = (leaf1_eax >> 4) & 0xf;
+	if (base_family == 0xf)
+		family += (leaf1_eax >> 20) & 0xff;
+	if (base_family == 0xf || (kind == 1 && base_family == 0x6))
+		model += (leaf1_eax >> 12) & 0xf0;
+	if ((kind != 1 && kind != 2) || max_leaf < 1 || max_leaf > 0xff || (leaf7_any && max_leaf < 7) ||
+	    basic[2] != family || basic[3] != model || basic[4] != (leaf1_eax & 0xf))
+		return false;
+	// AMD never used family 0x18: glibc's "AMD" kind there is Hygon.
+	if (kind == 1)
+		*out = CpuidRegs{max_leaf, 0x756e6547, 0x6c65746e, 0x49656e69};   // "Genu" "ntel" "ineI"
+	else if (family == 0x18)
+		*out = CpuidRegs{max_leaf, 0x6f677948, 0x656e6975, 0x6e65476e};   // "Hygo" "uine" "nGen"
+	else
+		*out = CpuidRegs{max_leaf, 0x68747541, 0x444d4163, 0x69746e65};   // "Auth" "cAMD" "enti"
+	return true;
+}
+
 void probe_x86(Cpu *c, const CpuidSource *src)
 {
 	probe_x86_binding(c, src);
@@ -216,11 +248,23 @@ static CpuidRegs loader_cpuid(const CpuidSource *self, uint32_t leaf, uint32_t s
 {
 	// glibc's indices: CPUID_INDEX_1 0, _7 1, _80000001 2, _7_ECX_1 6.
 	int index = leaf == 1 ? 0 : leaf == 7 && sub == 0 ? 1 : leaf == 0x80000001 ? 2 : leaf == 7 && sub == 1 ? 6 : -1;
-	if (index >= 0 && __x86_get_cpuid_feature_leaf) {
+	if ((index >= 0 || (leaf == 0 && sub == 0)) && __x86_get_cpuid_feature_leaf) {
 		const LoaderLeaf *one = __x86_get_cpuid_feature_leaf(0);
 		if (one && (one->cpuid[0] | one->cpuid[1] | one->cpuid[2] | one->cpuid[3])) {
-			const LoaderLeaf *l = __x86_get_cpuid_feature_leaf(unsigned(index));
-			return CpuidRegs{l->cpuid[0], l->cpuid[1], l->cpuid[2], l->cpuid[3]};
+			if (index >= 0) {
+				const LoaderLeaf *l = __x86_get_cpuid_feature_leaf(unsigned(index));
+				return CpuidRegs{l->cpuid[0], l->cpuid[1], l->cpuid[2], l->cpuid[3]};
+			}
+			// Leaf 0 has no index: glibc keeps what it learnt of it in
+			// the five words its table opens with, right before leaf 1's
+			// entry (struct cpu_features: basic, then features[]; glibc
+			// 2.33 to 2.40 alike). Taken only where those words agree
+			// with leaf 1 (loader_leaf0 checks), else the instruction.
+			const uint32_t *basic = reinterpret_cast<const uint32_t *>(uintptr_t(one) - 5 * sizeof(uint32_t));
+			CpuidRegs r;
+			if (loader_leaf0(basic, one->cpuid[0], __x86_get_cpuid_feature_leaf(1)->cpuid[0] |
+								       __x86_get_cpuid_feature_leaf(1)->cpuid[1], &r))
+				return r;
 		}
 	}
 	return hw_cpuid(self, leaf, sub);

@@ -85,6 +85,41 @@ std::string row_name(const ::testing::TestParamInfo<Row> &i)
 	return n;
 }
 
+// glibc's record of each dumped CPU, made as its loader makes it (kind
+// from the vendor string, Hygon counted as AMD; the extended model added
+// for family 0xf, and for Intel's family 6 too), rebuilds that CPU's own
+// leaf 0, register by register; Zhaoxin's and other kinds are refused.
+TEST_P(DumpTest, LeafZeroFromTheLoadersRecord)
+{
+	uarch::test::CpuidDump d(testdata("cpuid/" + GetParam().file));
+	ASSERT_TRUE(d.ok);
+	CpuidRegs l0 = d.cpuid(&d, 0, 0), l1 = d.cpuid(&d, 1, 0), l7 = d.cpuid(&d, 7, 0);
+	if (l0.eax < 7)
+		l7 = CpuidRegs{0, 0, 0, 0};   // glibc leaves leaf 7 zero there
+	const std::string v = GetParam().vendor;
+	uint32_t kind = v == "GenuineIntel" ? 1 : v == "AuthenticAMD" || v == "HygonGenuine" ? 2
+		      : v == "CentaurHauls" || v == "  Shanghai  " ? 3 : 4;
+	uint32_t family = (l1.eax >> 8) & 0xf, model = (l1.eax >> 4) & 0xf, ext_model = (l1.eax >> 12) & 0xf0;
+	if (family == 0xf) {
+		family += (l1.eax >> 20) & 0xff;
+		model += ext_model;
+	} else if (kind == 1 && family == 6) {
+		model += ext_model;
+	}
+	const uint32_t basic[5] = {kind, l0.eax, family, model, l1.eax & 0xf};
+	CpuidRegs r{};
+	bool ok = loader_leaf0(basic, l1.eax, l7.eax | l7.ebx, &r);
+	if (kind == 3) {
+		EXPECT_FALSE(ok);
+		return;
+	}
+	ASSERT_TRUE(ok);
+	EXPECT_EQ(r.eax, l0.eax);
+	EXPECT_EQ(r.ebx, l0.ebx);
+	EXPECT_EQ(r.ecx, l0.ecx);
+	EXPECT_EQ(r.edx, l0.edx);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dumps, DumpTest, ::testing::ValuesIn(readme_rows()), row_name);
 
 TEST(Probe, TableIsComplete)
@@ -186,6 +221,68 @@ TEST(Probe, LoaderTableAnswersAsTheCpu)
 	EXPECT_EQ(t->cpuid_array[2], b.ecx);
 	EXPECT_EQ(t->cpuid_array[3], b.edx);
 }
+
+// Leaf 0 from the words before glibc's table (no CPUID at load): the
+// instruction's own answer, register by register, on this machine's CPU.
+TEST(Probe, LoaderLeafZeroIsTheCpus)
+{
+	CpuidRegs hw = cpuid_hardware()->cpuid(cpuid_hardware(), 0, 0);
+	CpuidRegs ld = cpuid_loader()->cpuid(cpuid_loader(), 0, 0);
+	EXPECT_EQ(ld.eax, hw.eax);
+	EXPECT_EQ(ld.ebx, hw.ebx);
+	EXPECT_EQ(ld.ecx, hw.ecx);
+	EXPECT_EQ(ld.edx, hw.edx);
+	// And the words it read are the loader's record, as the loader itself
+	// prints it (ld.so --list-diagnostics, glibc 2.33 and later).
+	const LoaderLeaf *t = __x86_get_cpuid_feature_leaf(0);
+	const uint32_t *basic = reinterpret_cast<const uint32_t *>(uintptr_t(t) - 5 * sizeof(uint32_t));
+	FILE *p = popen("/lib64/ld-linux-x86-64.so.2 --list-diagnostics 2>/dev/null", "r");
+	ASSERT_NE(p, nullptr);
+	const char *names[5] = {"kind", "max_cpuid", "family", "model", "stepping"};
+	int seen = 0;
+	char line[512];
+	while (fgets(line, sizeof line, p))
+		for (int i = 0; i < 5; i++) {
+			std::string key = std::string("x86.cpu_features.basic.") + names[i] + "=";
+			if (strncmp(line, key.c_str(), key.size()) == 0) {
+				EXPECT_EQ(strtoul(line + key.size(), nullptr, 16), basic[i]) << names[i];
+				seen++;
+			}
+		}
+	pclose(p);
+	EXPECT_EQ(seen, 5) << "ld.so --list-diagnostics printed no x86.cpu_features.basic";
+}
 #endif
+
+// What is refused: a record whose words do not match leaf 1, a kind whose
+// vendor string the kind does not name, an implausible largest leaf.
+TEST(Probe, LoaderLeafZeroRefusesWhatIsNotTheRecord)
+{
+	const uint32_t zen4 = 0x00a10f11;   // family 0x19 model 0x11 stepping 1
+	CpuidRegs r;
+	uint32_t good[5] = {2, 0x10, 0x19, 0x11, 1};
+	ASSERT_TRUE(loader_leaf0(good, zen4, 1, &r));
+	EXPECT_EQ(r.eax, 0x10u);
+	EXPECT_EQ(r.ebx, 0x68747541u);   // "Auth"
+	uint32_t hygon[5] = {2, 0xd, 0x18, 0x1, 1};
+	ASSERT_TRUE(loader_leaf0(hygon, 0x00900f11, 1, &r));
+	EXPECT_EQ(r.ebx, 0x6f677948u);   // "Hygo"
+	uint32_t spr[5] = {1, 0x20, 6, 0x8f, 8};
+	ASSERT_TRUE(loader_leaf0(spr, 0x000806f8, 1, &r));
+	EXPECT_EQ(r.ebx, 0x756e6547u);   // "Genu"
+	const uint32_t bad[][5] = {
+		{3, 0x10, 0x19, 0x11, 1},   // Zhaoxin: CentaurHauls or "  Shanghai  "
+		{4, 0x10, 0x19, 0x11, 1},   // other
+		{0, 0x10, 0x19, 0x11, 1},   // not filled
+		{2, 0, 0x19, 0x11, 1},      // no leaf 1
+		{2, 0x1000, 0x19, 0x11, 1}, // implausible
+		{2, 0x5, 0x19, 0x11, 1},    // leaf 7 holds bits, max below 7
+		{2, 0x10, 0x17, 0x11, 1},   // another family
+		{2, 0x10, 0x19, 0x01, 1},   // another model
+		{2, 0x10, 0x19, 0x11, 2},   // another stepping
+	};
+	for (const auto &b : bad)
+		EXPECT_FALSE(loader_leaf0(b, zen4, 1, &r)) << b[0] << " " << b[1] << " " << b[2] << " " << b[3];
+}
 
 } // namespace
