@@ -1,12 +1,15 @@
 /* Macros for the arm64 assembly variants (preprocessed .S files). */
 #pragma once
 
-/* A hidden function: called only through impl_fn() inside the library. */
+/* A hidden function: called only through impl_fn() inside the library.
+   It starts a 1 KiB block, so a variant of up to 1 KiB (each is) lies in
+   one 4 KiB page: no branch of it is taken into the next page (see
+   UARCH_MEM_ENTRY in arch/x86_64/mem.h for what that cost on x86-64). */
 #define UARCH_FUNC(name)                                                        \
 	.globl name;                                                            \
 	.hidden name;                                                           \
 	.type name, %function;                                                  \
-	.p2align 6;                                                             \
+	.p2align 10;                                                            \
 name:
 
 /* A second hidden name for the function that follows. */

@@ -5,12 +5,13 @@
 // uarch-tune measure it, UARCH_TUNABLES=memcpy=erms binds it.
 #include <stddef.h>
 #include <stdint.h>
+#include "arch/x86_64/mem.h"
 
 // Forward: any n (rcx = 0 moves nothing), disjoint buffers or d < s.
 // Backward when d lies inside [s, s + n): with the direction flag set,
 // rep movsb runs from the last byte down, so every source byte is read
 // before the copy overwrites it. cld restores the ABI's DF = 0.
-extern "C" __attribute__((visibility("hidden"), aligned(64))) void *
+extern "C" UARCH_MEM_ENTRY __attribute__((visibility("hidden"))) void *
 uarch_x86_64_memmove_erms(void *dst, const void *src, size_t n)
 {
 	char *d = static_cast<char *>(dst);
@@ -29,7 +30,7 @@ uarch_x86_64_memmove_erms(void *dst, const void *src, size_t n)
 extern "C" __attribute__((visibility("hidden"))) void *uarch_x86_64_memcpy_erms(void *, const void *, size_t)
 	__attribute__((alias("uarch_x86_64_memmove_erms")));
 
-extern "C" __attribute__((visibility("hidden"), aligned(64))) void *
+extern "C" UARCH_MEM_ENTRY __attribute__((visibility("hidden"))) void *
 uarch_x86_64_memset_erms(void *dst, int c, size_t n)
 {
 	char *d = static_cast<char *>(dst);
