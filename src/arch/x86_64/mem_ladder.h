@@ -165,16 +165,25 @@ UARCH_INLINE void *set_from_class(char *d, typename T::V::T v, uint8_t c, size_t
 }
 
 // The masked variant's fills of n >= V::size (64): each class stores its
-// head and tail before it asks whether the size goes on (glibc's shape), so
-// a mispredicted compare discards no store the call needed; the classes
-// are (64, 128], (128, 256], (256, 512], then the 4-vector loop over the
-// middle [4w, n - 4w) at w-aligned addresses, inline below the rep stosb
-// and non-temporal windows. Against the ladder's shape (all compares
-// first, the loop behind a call), TSC ticks per call, median of 25 trials
-// of 64 Ki calls, Emerald Rapids guest: random sizes 0-1024 0.88-0.94x
-// the time (dst+1: 0.89-0.90x), 0-256 0.95-0.99x, fixed sizes 512-4096
-// within 5% either way; glibc's fill of random 0-1024 then took
-// 0.96x uarch's time instead of 0.84x.
+// head vectors before it asks whether the size goes on, so a mispredicted
+// compare discards no store the call needed, and the tail vectors once the
+// class is known, in ascending order: the classes are (64, 128],
+// (128, 256], (256, 512], then the 4-vector loop over the middle
+// [4w, n - 4w) at w-aligned addresses, inline below the rep stosb and
+// non-temporal windows, and the tail after it. Against the ladder's shape
+// (all compares first, the loop behind a call), TSC ticks per call, median
+// of 25 trials of 64 Ki calls, Emerald Rapids guest: random sizes 0-1024
+// 0.88-0.94x the time (dst+1: 0.89-0.90x), 0-256 0.95-0.99x, fixed sizes
+// 512-4096 within 5% either way.
+// Store order matters to a misaligned dst, whose every vector splits two
+// lines: ascending, each store shares a line with the one before. The
+// shape before stored head and tail in pairs (d, d+n-w, d+w, d+n-2w, ...);
+// on the Zen 4 guest (family 0x19 model 0x11) its fills to dst+1 of
+// 200-512 bytes took 16.2 TSC ticks where glibc's and this shape took
+// 13.4 (384 B; 512 B 15.5 against 12.7; medians of 31 trials of 10^4
+// calls), and in uarch-bench mem fixed 255-2048 B to dst+1 ran
+// 0.85-0.95x glibc in two full runs; random sizes 64-512 were level
+// (15.2 ticks, glibc 15.8), dst aligned alike.
 template <class T>
 UARCH_INLINE void *set_nested(char *d, typename T::V::T v, uint8_t c, size_t n)
 {
@@ -182,22 +191,27 @@ UARCH_INLINE void *set_nested(char *d, typename T::V::T v, uint8_t c, size_t n)
 	constexpr size_t w = V::size;
 	static_assert(T::set_in_registers == 8 * w, "the classes below end at 8 vectors");
 	V::store(d, v);
-	V::store(d + n - w, v);
-	if (__builtin_expect(n <= 2 * w, 1))
+	if (__builtin_expect(n <= 2 * w, 1)) {
+		V::store(d + n - w, v);
 		return d;
+	}
 	V::store(d + w, v);
-	V::store(d + n - 2 * w, v);
-	if (__builtin_expect(n <= 4 * w, 1))
+	if (__builtin_expect(n <= 4 * w, 1)) {
+		V::store(d + n - 2 * w, v);
+		V::store(d + n - w, v);
 		return d;
+	}
 	V::store(d + 2 * w, v);
 	V::store(d + 3 * w, v);
+	if (__builtin_expect(n > 8 * w, 0)) {
+		if (n >= mem_params.stosb_min || n >= mem_params.nt_min)
+			return set_large<V>(d, c, n, mem_params);
+		set_aligned_groups<V>(d + 4 * w, d + n - 4 * w, v);
+	}
 	V::store(d + n - 4 * w, v);
 	V::store(d + n - 3 * w, v);
-	if (__builtin_expect(n <= 8 * w, 1))
-		return d;
-	if (n >= mem_params.stosb_min || n >= mem_params.nt_min)
-		return set_large<V>(d, c, n, mem_params);
-	set_aligned_groups<V>(d + 4 * w, d + n - 4 * w, v);
+	V::store(d + n - 2 * w, v);
+	V::store(d + n - w, v);
 	return d;
 }
 
