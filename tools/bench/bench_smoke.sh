@@ -63,6 +63,30 @@ between(beyond, sum(r * (1 + p90 + 0.0006) < 0.9695 for r in ratios), sum(r * (1
 print(f"ok   summary: {below} of 18 rows below 0.97, {beyond} beyond the A/A 90th percentile ({p90:.1%})")
 PY
 then :; else echo "FAIL the below-0.97 summary disagrees with the table:"; grep -E '^(rows|noise)' "$tmp/aa.txt"; fail=1; fi
+# --preload LIB: three sides (libuarch.so, LIB, the C library), each ratio
+# column the quotient of its two times, and the line that counts the rows
+# where libuarch.so beats the C library and LIB does not keep 0.97x of it.
+if [ -n "${2:-}" ]; then
+  "$bench" mem --quick --preload "$2" --benchmark_filter='mem(cpy|set)/fixed' --csv "$tmp/pre.csv" >"$tmp/pre.txt" 2>&1 \
+    || { echo "FAIL --preload run: $(tail -3 "$tmp/pre.txt")"; fail=1; }
+  if python3 - "$tmp/pre.csv" "$tmp/pre.txt" <<'PY'
+import csv, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0]) == ["op", "case", "align", "shared_ns", "preload_ns", "ratio", "libc_ns", "libc_shared", "libc_preload"], list(rows[0])
+assert len(rows) == 6, len(rows)
+close = lambda a, b: abs(a / b - 1) < 0.005
+for r in rows:
+    s, p, c = float(r["shared_ns"]), float(r["preload_ns"]), float(r["libc_ns"])
+    assert min(s, p, c) > 0, r
+    assert close(float(r["ratio"]), s / p) and close(float(r["libc_shared"]), c / s) and close(float(r["libc_preload"]), c / p), r
+m = re.search(r"^fixed-size rows where libuarch.so is >= 1.00x the C library: (\d+); through the preload library below 0.97x it: (\d+)", open(sys.argv[2]).read(), re.M)
+assert m, "no preload-against-libc line"
+wins = [r for r in rows if float(r["libc_shared"]) >= 0.9995]
+assert len(wins) - 1 <= int(m.group(1)) <= len(wins) + 1, (m.group(1), len(wins))
+print(f"ok   --preload: 3 sides, ratios agree, {m.group(1)} rows where libuarch.so wins, {m.group(2)} lost through the preload library")
+PY
+  then :; else echo "FAIL --preload table:"; cat "$tmp/pre.txt"; fail=1; fi
+fi
 . "$(dirname "$0")/../../tests/one_line_error.sh"
 check() { local desc=$1; shift; expect_error "$desc" "$bench" "$@"; }   # check DESCRIPTION ARGS...
 check "no benchmark"

@@ -52,12 +52,14 @@ using SetFn = void *(*)(void *, int, size_t);
 
 enum Op { op_memcpy, op_memmove, op_memset };
 const char *const op_names[] = {"memcpy", "memmove", "memset"};
-// The two sides each case compares; --preload makes them "shared" and "preload".
-const char *side_names[] = {"libc", "uarch"};
+// The sides each case compares; --preload makes them "shared" and
+// "preload", and adds the C library's as a third.
+const char *side_names[] = {"libc", "uarch", "libc"};
+int g_sides = 2;
 
 // [op][side]: read on every call, so the compiler cannot see through them.
-CopyFn volatile g_copy[2][2];
-SetFn volatile g_set[2];
+CopyFn volatile g_copy[3][3];
+SetFn volatile g_set[3];
 
 // 64 Ki calls a batch: a shorter repeating sequence of random sizes is
 // learnt by the branch predictor (Zen 3 predicts a 4096-call sequence of
@@ -172,7 +174,7 @@ void run(benchmark::State &st, Op op, int side, const Work *w, const Buffers *b)
 
 struct Row {
 	std::string op, name, align;
-	double ns[2] = {NAN, NAN};   // per call, [libc, uarch]
+	double ns[3] = {NAN, NAN, NAN};   // per call: [libc, uarch], or [shared, preload, libc]
 	double ratio() const { return ns[0] / ns[1]; }
 };
 
@@ -244,7 +246,9 @@ std::string below_note(const std::vector<Row> &rows, double p90)
 // through LIB's memcpy/memmove/memset (libuarch_preload.so's entries, as an
 // LD_PRELOADed program reaches them), so the ratio is what the preload
 // entries cost. LIB is opened RTLD_LOCAL: its names do not replace the C
-// library's in this process.
+// library's in this process. The C library's functions run as a third
+// side, so that each row also says what a program under LIB gains over
+// the C library, beside what it would gain through libuarch.so.
 bool use_preload_sides(const std::string &lib)
 {
 	void *h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -279,8 +283,12 @@ bool use_preload_sides(const std::string &lib)
 	g_copy[op_memmove][1] = reinterpret_cast<CopyFn>(mov);
 	g_set[0] = &uarch_memset;
 	g_set[1] = reinterpret_cast<SetFn>(set);
+	g_copy[op_memcpy][2] = &::memcpy;
+	g_copy[op_memmove][2] = &::memmove;
+	g_set[2] = &::memset;
 	side_names[0] = "shared";
 	side_names[1] = "preload";
+	g_sides = 3;
 	return true;
 }
 
@@ -388,7 +396,7 @@ int bench_mem(int argc, char **argv)
 		const Work *wp = &works.back();
 		std::string base = std::string(op_names[op]) + "/" + name + "/" + align;
 		order.push_back(base);
-		for (int side = 0; side < 2; side++) {
+		for (int side = 0; side < g_sides; side++) {
 			auto *bm = benchmark::RegisterBenchmark((base + "/" + side_names[side]).c_str(),
 				[op, side, wp, b](benchmark::State &st) { run(st, op, side, wp, b); });
 			bm->ComputeStatistics("min", [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); });
@@ -471,9 +479,9 @@ int bench_mem(int argc, char **argv)
 		r.op = k.substr(0, a);
 		r.name = k.substr(a + 1, c - a - 1);
 		r.align = k.substr(c + 1);
-		for (int side = 0; side < 2; side++)
+		for (int side = 0; side < g_sides; side++)
 			r.ns[side] = rep.get(k + "/" + side_names[side]);
-		if (!std::isnan(r.ns[0]) && !std::isnan(r.ns[1]))
+		if (!std::isnan(r.ns[0]) && !std::isnan(r.ns[1]) && (g_sides < 3 || !std::isnan(r.ns[2])))
 			done.push_back(r);
 	}
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
@@ -484,9 +492,19 @@ int bench_mem(int argc, char **argv)
 			    stat + " of the repetitions";
 	report::Table t{"mem", title, {"op", "case", "align", std::string(side_names[0]) + "_ns",
 				       std::string(side_names[1]) + "_ns", "ratio"}, {}, {}};
+	if (g_sides == 3) {
+		t.title += "; libc_shared and libc_preload = C library time / time through each";
+		for (const char *c : {"libc_ns", "libc_shared", "libc_preload"})
+			t.cols.push_back(c);
+	}
 	std::vector<std::pair<std::string, double>> ratios;
 	for (const Row &r : done) {
 		t.rows.push_back({r.op, r.name, r.align, {r.ns[0], 3}, {r.ns[1], 3}, {r.ratio(), 3}});
+		if (g_sides == 3) {
+			t.rows.back().push_back({r.ns[2], 3});
+			t.rows.back().push_back({r.ns[2] / r.ns[0], 3});
+			t.rows.back().push_back({r.ns[2] / r.ns[1], 3});
+		}
 		ratios.push_back({r.op, r.ratio()});
 	}
 	report::Table g = report::geomean("geometric mean ratio per op", ratios);
@@ -509,6 +527,26 @@ int bench_mem(int argc, char **argv)
 				 m, d.size());
 			g.notes.push_back(line);
 		}
+		// Where libuarch.so beats the C library, does the preload library
+		// keep it (0.97x the C library or better)?
+		size_t wins = 0, lost = 0;
+		std::string which;
+		for (const Row &r : done) {
+			if (r.name.rfind("fixed", 0) != 0 || !(r.ns[2] / r.ns[0] >= 1.0))
+				continue;
+			wins++;
+			if (r.ns[2] / r.ns[1] < 0.97) {
+				char b[96];
+				snprintf(b, sizeof b, "%s%s/%s/%s %.2f", lost ? ", " : "", r.op.c_str(), r.name.c_str(),
+					 r.align.c_str(), r.ns[2] / r.ns[1]);
+				if (lost++ < 12)
+					which += b;
+			}
+		}
+		char line[160];
+		snprintf(line, sizeof line, "fixed-size rows where libuarch.so is >= 1.00x the C library: %zu; "
+			 "through the preload library below 0.97x it: %zu", wins, lost);
+		g.notes.push_back(line + (lost ? " (" + which + (lost > 12 ? ", ...)" : ")") : std::string()));
 	}
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
