@@ -54,6 +54,7 @@ struct alignas(64) Freq {
 	uint64_t hz;             // 0 until known; published last, with release
 	uint64_t ticks_per_ns;   // Q32.32
 	uint64_t ns_per_tick;    // Q32.32
+	uint64_t step_ns;        // the clock's observed step (see freq)
 	uint8_t src;             // a ClockSource (clang's __atomic builtins take no enums)
 };
 Freq g_freq;
@@ -141,6 +142,21 @@ const Freq &freq()
 	uint64_t q = (hz << 22) / 1000000000, r = (hz << 22) % 1000000000;
 	__atomic_store_n(&g_freq.ticks_per_ns, (q << 10) + (r << 10) / 1000000000, __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.ns_per_tick, (uint64_t(1000000000) << 32) / hz, __ATOMIC_RELAXED);
+	// How far the clock jumps when it moves: two reads one step apart may
+	// lie barely apart in time. One tick on hardware (or a read's own
+	// latency, with the TSC); under qemu-user the counter follows the
+	// host's microsecond clock and moves 62-63 ticks of 62.5 MHz at once,
+	// which let a 1 us timeout return 69 ns early. The largest of two
+	// whole steps, each taken from a change to the next change.
+	uint64_t step = 0, a = clock_now(), b = a;
+	for (int k = 0; k < 3; k++) {
+		for (uint32_t i = 0; i < (1u << 24) && (b = clock_now()) == a; i++)
+			__asm__ volatile("" ::: "memory");
+		if (k && b - a > step)
+			step = b - a;
+		a = b;
+	}
+	__atomic_store_n(&g_freq.step_ns, mul_q32(step, (uint64_t(1000000000) << 32) / hz, true), __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.src, uint8_t(src), __ATOMIC_RELAXED);
 	__atomic_store_n(&g_freq.hz, hz, __ATOMIC_RELEASE);
 	return g_freq;
@@ -165,16 +181,20 @@ int run_stage(Stage s, const uint32_t *addr, uint32_t expected, uint64_t deadlin
 // The caller's deadline in CLOCK_MONOTONIC, for a wait that began at
 // idle-clock time `start`: now, plus the timeout, less the time waited so
 // far as the idle clock measured it. The idle clock is read before the
-// monotonic one, and the time waited is shortened by 1/32, so that neither
-// the order of the reads nor an estimated frequency (off by far less than
-// 3%) can move the deadline earlier than start + timeout. It may move it
-// later by 1/32 of the time spent in the stages before the futex.
+// monotonic one, and the time waited is shortened by 1/32 and by one step
+// of the clock, so that neither the order of the reads, nor an estimated
+// frequency (off by far less than 3%), nor a start read just before the
+// clock moved can move the deadline earlier than start + timeout. It may
+// move it later by 1/32 of the time spent in the stages before the futex,
+// plus a step.
 int64_t mono_deadline(uint64_t start, int64_t timeout_ns)
 {
 	uint64_t t = clock_now();
 	int64_t now = mono_now_ns();
 	uint64_t waited = t > start ? ns_from_ticks(t - start) : 0;
+	const uint64_t step = __atomic_load_n(&freq().step_ns, __ATOMIC_RELAXED);
 	waited -= waited / 32;
+	waited = waited > step ? waited - step : 0;
 	if (waited >= uint64_t(timeout_ns))
 		return now;
 	int64_t left = timeout_ns - int64_t(waited);
