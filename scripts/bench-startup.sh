@@ -109,7 +109,9 @@ int main(int argc, char **argv)
 }
 C
 ${CC:-cc} -O2 "$tmp/spawn_pairs.c" -o "$tmp/spawn_pairs"
-set -- $("$tmp/spawn_pairs" "$runs" "$prog" - "LD_PRELOAD=$empty" "LD_PRELOAD=$lib")
+pairs=$("$tmp/spawn_pairs" "$runs" "$prog" - "LD_PRELOAD=$empty" "LD_PRELOAD=$lib") ||
+	{ echo "bench-startup.sh: $prog did not start and exit 0 in every round (spawn_pairs)" >&2; exit 2; }
+set -- $pairs
 echo "  interleaved, $runs rounds (posix_spawn of $prog, medians): plain $1 us, empty library $2 us, uarch $3 us"
 echo "  uarch - empty library, paired within each round: median $(awk "BEGIN{printf \"%+.1f\", $4}") us" \
 	"(quartiles $(awk "BEGIN{printf \"%+.1f %+.1f\", $5, $6}") us); uarch - plain $(awk "BEGIN{printf \"%+.1f\", $7}") us;" \
