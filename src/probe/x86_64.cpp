@@ -261,9 +261,9 @@ static CpuidRegs loader_cpuid(const CpuidSource *self, uint32_t leaf, uint32_t s
 			// 2.33 to 2.40 alike). Taken only where those words agree
 			// with leaf 1 (loader_leaf0 checks), else the instruction.
 			const uint32_t *basic = reinterpret_cast<const uint32_t *>(uintptr_t(one) - 5 * sizeof(uint32_t));
+			const LoaderLeaf *seven = __x86_get_cpuid_feature_leaf(1);
 			CpuidRegs r;
-			if (loader_leaf0(basic, one->cpuid[0], __x86_get_cpuid_feature_leaf(1)->cpuid[0] |
-								       __x86_get_cpuid_feature_leaf(1)->cpuid[1], &r))
+			if (loader_leaf0(basic, one->cpuid[0], seven->cpuid[0] | seven->cpuid[1], &r))
 				return r;
 		}
 	}

@@ -544,6 +544,18 @@ def local_symbols(lib):
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def sized_symbols(lib):
+    """name -> (offset, size), for the symbols of lib's full table that
+    have a size (read once)."""
+    out = {}
+    for line in run([exe_wrapper.tool("nm", lib), "-S", lib]).stdout.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+    return out
+
+
 def entry_page(lib=None):
     """The offset of the preload library's entry page, in hex (None, and a
     failure, where its symbol table has none)."""
@@ -1105,11 +1117,7 @@ def check_one_page():
         fail(f"one page: the table names no {arch} memory variant")
         return
     for lib in (args.lib, args.preload_lib):
-        sized = {}
-        for line in run([exe_wrapper.tool("nm", lib), "-S", lib]).stdout.decode().splitlines():
-            parts = line.split()
-            if len(parts) == 4 and parts[3] in wanted:
-                sized[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+        sized = {n: v for n, v in sized_symbols(lib).items() if n in wanted}
         name = os.path.basename(lib)
         if set(sized) != wanted:
             fail(f"{name}: no sized symbol for {sorted(wanted - set(sized))}")
@@ -1147,11 +1155,8 @@ def check_frameless():
         print(f"frameless entries: not checked at -O{opt} (the sanitizer tree's -O1 keeps frames)")
         return
     want = re.compile(r"^uarch_x86_64_mem(cpy|move|set)_(sse2|avx2|avx512|erms)$")
-    entries = {}   # name -> (offset, size); memmove_X may alias memcpy_X
-    for line in run(["nm", "-S", args.lib]).stdout.decode().splitlines():
-        parts = line.split()
-        if len(parts) == 4 and want.match(parts[3]):
-            entries[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+    # name -> (offset, size); memmove_X may alias memcpy_X
+    entries = {n: v for n, v in sized_symbols(args.lib).items() if want.match(n)}
     names = sorted(entries)
     if len(names) < 12:
         fail(f"frameless entries: found {len(names)} x86-64 entries ({names}), expected 12")

@@ -479,9 +479,10 @@ int bench_mem(int argc, char **argv)
 		r.op = k.substr(0, a);
 		r.name = k.substr(a + 1, c - a - 1);
 		r.align = k.substr(c + 1);
+		bool complete = true;
 		for (int side = 0; side < g_sides; side++)
-			r.ns[side] = rep.get(k + "/" + side_names[side]);
-		if (!std::isnan(r.ns[0]) && !std::isnan(r.ns[1]) && (g_sides < 3 || !std::isnan(r.ns[2])))
+			complete &= !std::isnan(r.ns[side] = rep.get(k + "/" + side_names[side]));
+		if (complete)
 			done.push_back(r);
 	}
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
