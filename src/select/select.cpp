@@ -94,6 +94,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 	// Every cache-derived threshold is at least caches_matter_from (plan.h).
 	auto derived = [](uint64_t v) { return v < caches_matter_from ? caches_matter_from : v; };
 	t->nt_min = derived(t->nt_min);
+	bool nt_fills_apart = false;   // fills of other bytes than 0: from 2x the L3
 
 	if (c.has(f_erms)) {
 		// glibc 2.36: rep_movsb_threshold = 2048 * (VEC_SIZE / 16), and
@@ -193,6 +194,24 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// the general rule, stays for avx2.
 		// "Never" closes a window's start only: its stop stays for a
 		// tunable that opens it (the plan closes the rest, below).
+		// Every fill figure above, and the tuner's, was a fill of zeros
+		// (one call a sample, the byte its index). Streaming other bytes
+		// is another matter on the AVX-512 guest (2026-12-04; the same
+		// family and model): ns per call, medians of 9 interleaved rounds
+		// of 3 calls, the same buffer again and again, avx512 variant,
+		// streaming / cached loop / glibc's rep stosb:
+		//   byte 0:    16 MiB 197/190/223 us, 32 MiB 399/753/533,
+		//              64 MiB 783/1896/1006, 128 MiB 1566/4455/1872;
+		//   byte 0x5a: 16 MiB 615/200/255 us, 32 MiB 1213/747/1125,
+		//              64 MiB 2421/2070/2371, 128 MiB 4864/4727/4906.
+		// Streaming zeros moves 80+ GB/s, any other byte 27 GB/s, whatever
+		// the buffer held before (64 MiB: 0 over 0x5a 804 us, 0x5a over 0
+		// 2358). So zero fills stream from the copies' threshold, fills of
+		// any other byte from twice the L3: below it the cached loop wins
+		// (16 MiB 3.1x, 32 MiB 1.6x); at 64 MiB, in uarch-bench mem (each
+		// fill among other rows, not into a buffer just filled), streaming
+		// ran 0.97-1.10x glibc's rep stosb in eight runs (median 1.01) and
+		// the cached loop 0.84-0.995x in six (median 0.93).
 		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2)) {
 			if (mem == Impl::avx512 && uint64_t(c.cache.l3) / 2 > t->nt_min)
 				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
@@ -200,6 +219,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 			t->movsb_max = t->nt_min;
 			t->stosb_min = 0;
 			t->stosb_max = ~uint64_t(0);
+			nt_fills_apart = true;
 		}
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
@@ -275,6 +295,11 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 	// round trip.
 	uint32_t line = c.cache.line ? c.cache.line : 64;
 	t->prefetch_stride = line;
+	// Fills of other bytes than zero stream as zero fills do, but where
+	// they were measured apart (Zen 4, above); elsewhere not measured.
+	t->nt_fill_min = t->nt_min;
+	if (nt_fills_apart)
+		t->nt_fill_min = c.cache.l3 ? 2 * uint64_t(c.cache.l3) : 0;   // no L3 known: never
 }
 
 static void x86_idle(const Cpu &c, IdlePolicy *p)
@@ -441,7 +466,13 @@ void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
 		case Key::rep_movsb_stop: p->mem.movsb_max = e.number; break;
 		case Key::rep_stosb_threshold: p->mem.stosb_min = e.number; break;
 		case Key::rep_stosb_stop: p->mem.stosb_max = e.number; break;
-		case Key::nt_threshold: p->mem.nt_min = e.number; break;
+		case Key::nt_threshold:
+			// Fills of other bytes follow, unless the policy set them apart.
+			if (p->mem.nt_fill_min == p->mem.nt_min && !t.find(Key::nt_fill_threshold))
+				p->mem.nt_fill_min = e.number;
+			p->mem.nt_min = e.number;
+			break;
+		case Key::nt_fill_threshold: p->mem.nt_fill_min = e.number; break;
 		case Key::prefetch_stride:
 			// A stride must be a power of two between 16 and 4096.
 			if (e.number >= 16 && e.number <= 4096 && !(e.number & (e.number - 1)))

@@ -10,8 +10,8 @@ static const char key_names[uint32_t(Key::count)][20] = {
 #define UARCH_OP(name, ret, params, args) #name,
 #include "table/ops.def"
 	"mask", "rep_movsb_threshold", "rep_movsb_stop", "rep_stosb_threshold",
-	"rep_stosb_stop", "nt_threshold", "prefetch_stride", "idle_spin_ns",
-	"idle_monitor_ns", "idle_stages", "idle_c01",
+	"rep_stosb_stop", "nt_threshold", "nt_fill_threshold", "prefetch_stride",
+	"idle_spin_ns", "idle_monitor_ns", "idle_stages", "idle_c01",
 };
 
 const char *key_name(Key k)

@@ -7,7 +7,8 @@
 //   memcpy, memmove, memset, ... (every bound op of table/ops.def)=<variant>
 //   mask=-feat[,-feat...]      disable CPU features (never enables one)
 //   rep_movsb_threshold, rep_movsb_stop, rep_stosb_threshold, rep_stosb_stop,
-//   nt_threshold, prefetch_stride, idle_spin_ns, idle_monitor_ns=<number>
+//   nt_threshold, nt_fill_threshold, prefetch_stride, idle_spin_ns,
+//   idle_monitor_ns=<number>
 //       decimal or 0x hex, optional K/M/G suffix (x1024)
 //   idle_stages=<stage>[,<stage>...]   e.g. spin,futex
 //   idle_c01=0|1
@@ -25,7 +26,7 @@ enum class Key : uint8_t {
 #include "table/ops.def"
 	mask,
 	rep_movsb_threshold, rep_movsb_stop, rep_stosb_threshold, rep_stosb_stop,
-	nt_threshold, prefetch_stride, idle_spin_ns, idle_monitor_ns,
+	nt_threshold, nt_fill_threshold, prefetch_stride, idle_spin_ns, idle_monitor_ns,
 	idle_stages, idle_c01,
 	count
 };

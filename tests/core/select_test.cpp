@@ -284,6 +284,45 @@ TEST(Select, Zen4MeasuredWindows)
 	ASSERT_EQ(p.impl[op_memcpy], Impl::baseline);
 	EXPECT_EQ(p.mem.movsb_min, 2112u);
 	EXPECT_EQ(p.mem.stosb_min, 2048u);
+	EXPECT_EQ(p.mem.nt_fill_min, p.mem.nt_min);
+}
+
+// Fills of other bytes than 0 stream apart from zero fills only where that
+// was measured (Zen 4: never); elsewhere they follow nt_min, tunable or
+// not, unless nt_fill_threshold says otherwise.
+TEST(Select, NonzeroFillsStreamApartOnZen4Only)
+{
+	Cpu g = probe_dump("AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt");
+	Plan p = plan_for(g);
+	EXPECT_EQ(p.mem.nt_min, 16u << 20);
+	EXPECT_EQ(p.mem.nt_fill_min, 64u << 20);   // twice the 32 MiB L3
+	EXPECT_EQ(plan_for(g, "mask=-avx512f").mem.nt_fill_min, 64u << 20);
+	Cpu no_l3 = g;
+	no_l3.cache.l3 = 0;
+	EXPECT_EQ(plan_for(no_l3).mem.nt_fill_min, 0u);   // never: no evidence without the L3
+	p = plan_for(g, "nt_threshold=4M");   // moves copies and zero fills only
+	EXPECT_EQ(p.mem.nt_min, 4u << 20);
+	EXPECT_EQ(p.mem.nt_fill_min, 64u << 20);
+	p = plan_for(g, "nt_fill_threshold=64M:nt_threshold=4M");
+	EXPECT_EQ(p.mem.nt_min, 4u << 20);
+	EXPECT_EQ(p.mem.nt_fill_min, 64u << 20);
+	size_t others = 0;
+	for (const Pin &pin : pins) {
+		Cpu c = probe_dump(pin.dump);
+		if (c.zen == Zen::zen4)
+			continue;
+		others++;
+		p = plan_for(c);
+		EXPECT_EQ(p.mem.nt_fill_min, p.mem.nt_min) << pin.dump;
+		p = plan_for(c, "nt_threshold=4M");
+		EXPECT_EQ(p.mem.nt_fill_min, 4u << 20) << pin.dump;
+		p = plan_for(c, "nt_threshold=4M:nt_fill_threshold=0");
+		EXPECT_EQ(p.mem.nt_min, 4u << 20) << pin.dump;
+		EXPECT_EQ(p.mem.nt_fill_min, 0u) << pin.dump;
+		p = plan_for(c, "nt_fill_threshold=32M:nt_threshold=4M");
+		EXPECT_EQ(p.mem.nt_fill_min, 32u << 20) << pin.dump;
+	}
+	EXPECT_GE(others, 10u);
 }
 
 // Intel cores with AMX or AVX512-FP16 (Sapphire Rapids and on): the

@@ -62,15 +62,16 @@ TEST(Tunables, Numbers)
 		{"inf", true, 1ull << 48}, {"Inf", false, 0}, {"infinity", false, 0},
 		{" 1", false, 0},
 	};
-	for (const auto &c : cases) {
-		Tunables t = parse(std::string("nt_threshold=") + c.v);
-		ASSERT_EQ(t.nentries, 1u) << c.v;
-		EXPECT_EQ(t.entries[0].verdict == Verdict::applied, c.ok) << c.v;
-		if (c.ok)
-			EXPECT_EQ(t.entries[0].number, c.n) << c.v;
-		else
-			EXPECT_EQ(t.entries[0].verdict, Verdict::bad_value) << c.v;
-	}
+	for (const char *key : {"nt_threshold=", "nt_fill_threshold="})
+		for (const auto &c : cases) {
+			Tunables t = parse(std::string(key) + c.v);
+			ASSERT_EQ(t.nentries, 1u) << key << c.v;
+			EXPECT_EQ(t.entries[0].verdict == Verdict::applied, c.ok) << key << c.v;
+			if (c.ok)
+				EXPECT_EQ(t.entries[0].number, c.n) << key << c.v;
+			else
+				EXPECT_EQ(t.entries[0].verdict, Verdict::bad_value) << key << c.v;
+		}
 }
 
 TEST(Tunables, Masks)

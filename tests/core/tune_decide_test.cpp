@@ -145,6 +145,39 @@ TEST(TuneDecide, NonTemporalFloor)
 	EXPECT_FALSE(decide(e, rules).have_nt);
 }
 
+// Fills of a byte other than 0 get their own threshold: where streaming
+// wins from there to the largest size, at least the floor; none (the
+// policy's stays) where it does not win at the largest size tried.
+TEST(TuneDecide, NonTemporalFillsApart)
+{
+	Evidence e;
+	for (uint64_t n : {4u << 20, 16u << 20, 64u << 20}) {
+		NtRow r;
+		r.size = n;
+		r.temporal = t(1000);
+		r.nt = t(n == 4u << 20 ? 1100 : 800);
+		e.nt.push_back(r);
+		r.nt = t(n == 64u << 20 ? 800 : 3000);
+		e.nt_set.push_back(r);
+	}
+	e.futex_wake = t(5000);
+	Rules rules;
+	rules.nt_floor = 16u << 20;
+	rules.nt_fill_floor = 16u << 20;
+	Profile p = decide(e, rules);
+	EXPECT_EQ(p.nt_min, 16u << 20);
+	EXPECT_TRUE(p.have_nt_fill);
+	EXPECT_EQ(p.nt_fill_min, 64u << 20);
+	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=0:rep_stosb_threshold=0:nt_threshold=16M:nt_fill_threshold=64M");
+	e.nt_set[2].nt = t(1100);   // loses at 64 MiB too: nothing said
+	p = decide(e, rules);
+	EXPECT_FALSE(p.have_nt_fill);
+	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=0:rep_stosb_threshold=0:nt_threshold=16M");
+	for (NtRow &r : e.nt_set)
+		r.nt = t(500);   // wins everywhere: from the floor
+	EXPECT_EQ(decide(e, rules).nt_fill_min, 16u << 20);
+}
+
 TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 {
 	Evidence e;
@@ -179,6 +212,7 @@ TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 	e.nt_set = e.nt;   // from 2 MiB, the threshold itself
 	EXPECT_EQ(decide(e, rules).stosb.max, 2u << 20);
 	e.nt_set.clear();
+	EXPECT_FALSE(decide(e, rules).have_nt_fill);   // fills not measured: nothing said
 	e.want_spin = false;   // a monitor stage follows: no spin budget written
 	EXPECT_EQ(decide(e, rules).spin_ns, 0u);
 

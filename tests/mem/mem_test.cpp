@@ -490,6 +490,32 @@ TEST_P(MemTest, NarrowStringWindows)
 }
 
 #if defined(__x86_64__)
+// Zero fills and fills of other bytes stream from their own thresholds
+// (plan.h): each side of each threshold, both orders of the two, both
+// bytes, and the bytes around the buffer untouched.
+TEST_P(MemTest, FillsStreamFromTheirOwnThreshold)
+{
+	if (GetParam().impl == Impl::none)
+		GTEST_SKIP() << "bound: covered by the mem_tunables test (UARCH_TUNABLES)";
+	const Variant &v = GetParam();
+	struct Restore { ~Restore() { set_arch_params(host_plan()); } } restore;
+	Guarded db(2 << 20);
+	for (auto [zero_from, other_from] : {std::pair<uint64_t, uint64_t>{256 << 10, 0}, {0, 256 << 10},
+					      {256 << 10, 1 << 20}, {1 << 20, 256 << 10}}) {
+		Plan p = host_plan();
+		p.mem.stosb_min = p.mem.stosb_max = 0;
+		p.mem.nt_min = zero_from;
+		p.mem.nt_fill_min = other_from;
+		set_arch_params(p);
+		for (size_t n : {size_t(256 << 10) - 1, size_t(256 << 10), size_t(300001), size_t(1 << 20), size_t(1 << 20) + 65})
+			for (int da : {0, 1, 33})
+				for (int c : {0, 0x3c}) {
+					ASSERT_TRUE(check_set(db, db.lo + slack + da, c, n))
+						<< v.name << " n=" << n << " byte " << c << " nt_min " << zero_from << " nt_fill_min " << other_from;
+				}
+	}
+}
+
 // With rep movsb and rep stosb closed (no ERMS, or a policy's "never"), a
 // copy or fill past the non-temporal threshold still reaches the large
 // path: there it streams, and the first one of caches_matter_from bytes

@@ -209,12 +209,12 @@ void print_json(const Report &r)
 	const MemThresholds &m = r.plan.mem;
 	std::printf("},\n  \"thresholds\": {\"rep_movsb_threshold\": %" PRIu64 ", \"rep_movsb_stop\": %" PRIu64
 		    ", \"rep_stosb_threshold\": %" PRIu64 ", \"rep_stosb_stop\": %" PRIu64 ", \"nt_threshold\": %" PRIu64
-		    ", \"prefetch_stride\": %u, \"prefetch_distance\": %u, \"prefetch_copy_min\": %" PRIu64 "},\n",
-		    m.movsb_min, m.movsb_max, m.stosb_min, m.stosb_max == ~uint64_t(0) ? 0 : m.stosb_max, m.nt_min,
+		    ", \"nt_fill_threshold\": %" PRIu64 ", \"prefetch_stride\": %u, \"prefetch_distance\": %u, \"prefetch_copy_min\": %" PRIu64 "},\n",
+		    m.movsb_min, m.movsb_max, m.stosb_min, m.stosb_max == ~uint64_t(0) ? 0 : m.stosb_max, m.nt_min, m.nt_fill_min,
 		    m.prefetch_stride, m.prefetch_distance, m.prefetch_copy_min);
 	std::printf("  \"origin\": {");
 	const Key keys[] = {Key::rep_movsb_threshold, Key::rep_movsb_stop, Key::rep_stosb_threshold, Key::rep_stosb_stop,
-			    Key::nt_threshold, Key::prefetch_stride, Key::idle_spin_ns, Key::idle_monitor_ns};
+			    Key::nt_threshold, Key::nt_fill_threshold, Key::prefetch_stride, Key::idle_spin_ns, Key::idle_monitor_ns};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		std::printf("%s\"%s\": \"%s\"", i ? ", " : "", key_name(keys[i]), origin(r, keys[i]));
 	std::printf("},\n  \"profile\": {\"path\": %s, \"status\": %s},\n", json_str(r.profile_file).c_str(),
@@ -296,6 +296,10 @@ void print_text(const Report &r)
 		std::printf("  rep stosb       never%s\n", from(Key::rep_stosb_threshold, Key::rep_stosb_stop).c_str());
 	std::printf("  non-temporal    %s%s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never",
 		    from(Key::nt_threshold).c_str());
+	if (m.nt_fill_min != m.nt_min || r.tun.find(Key::nt_fill_threshold))
+		std::printf("  non-temporal    %s for fills of bytes other than 0%s\n",
+			    m.nt_fill_min ? ("from " + size_text(m.nt_fill_min)).c_str() : "never",
+			    from(Key::nt_fill_threshold, m.nt_fill_min == m.nt_min ? Key::nt_threshold : Key::none).c_str());
 	std::printf("  prefetch stride %u%s\n", m.prefetch_stride, from(Key::prefetch_stride).c_str());
 	if (m.prefetch_distance)
 		std::printf("  copy prefetch   %u bytes ahead, for copies from %s (ampereone)\n", m.prefetch_distance,

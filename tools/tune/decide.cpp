@@ -152,6 +152,9 @@ Profile decide(const Evidence &e, const Rules &r)
 	// Fills past the threshold stream unless rep stosb's window covers
 	// them: it ends where streaming fills win (at or past the threshold),
 	// or never when they do not.
+	p.have_nt_fill = nt_threshold(e.nt_set, r.margin, &p.nt_fill_min);
+	if (p.have_nt_fill && p.nt_fill_min < r.nt_fill_floor)
+		p.nt_fill_min = r.nt_fill_floor;
 	uint64_t set_nt = 0;
 	if (p.have_nt && p.stosb.min && p.stosb.max > p.nt_min && nt_threshold(e.nt_set, r.margin, &set_nt))
 		p.stosb.max = set_nt > p.nt_min ? set_nt : p.nt_min;
@@ -187,6 +190,8 @@ std::string profile_string(const Profile &p)
 		add("rep_stosb_stop", p.stosb.max);
 	if (p.have_nt)
 		add("nt_threshold", p.nt_min);
+	if (p.have_nt_fill)
+		add("nt_fill_threshold", p.nt_fill_min);
 	if (p.prefetch_stride)
 		add("prefetch_stride", p.prefetch_stride);
 	if (p.spin_ns)

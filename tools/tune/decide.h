@@ -45,7 +45,8 @@ struct Evidence {
 	std::vector<RepRow> movsb;    // ascending sizes
 	std::vector<RepRow> stosb;    // ascending sizes
 	std::vector<NtRow> nt;        // copies, ascending sizes: decide the threshold
-	std::vector<NtRow> nt_set;    // fills, ascending sizes: where rep stosb gives way to them
+	std::vector<NtRow> nt_set;    // fills of a byte other than 0, ascending sizes: their own
+	                              // threshold, and where rep stosb gives way to them
 	std::vector<StrideRow> stride;
 	Timing futex_wake;            // FUTEX_WAKE to the sleeper running again
 	bool want_spin = false;       // the plan has no monitor stage: the spin budget applies
@@ -60,6 +61,8 @@ struct Profile {
 	Window movsb, stosb;
 	bool have_nt = false;         // false: no size tried favoured NT stores: keep the default
 	uint64_t nt_min = 0;
+	bool have_nt_fill = false;    // as have_nt, for fills of other bytes than 0
+	uint64_t nt_fill_min = 0;
 	uint32_t prefetch_stride = 0; // 0: no evidence
 	uint32_t spin_ns = 0;         // 0: not decided (a monitor stage follows the spin)
 	double noise = 0;             // the median spread over every timing
@@ -86,6 +89,11 @@ struct Rules {
 	// costs more than a missed one gains, so a profile may move the
 	// threshold up from the policy's, not down.
 	uint64_t nt_floor = 0;
+	// The same for fills of other bytes than 0, which some machines stream
+	// far slower than zeros (the Zen 4 guest: 3x; select.cpp). The tuner
+	// passes the policy's, or its copy threshold where the policy never
+	// streams them.
+	uint64_t nt_fill_floor = 0;
 };
 
 // The window where rep wins, among the sizes below `below` (from there the

@@ -15,9 +15,10 @@ struct MemParams {
 	uint64_t movsb_min, movsb_max;
 	// rep stosb for memset sizes in [stosb_min, stosb_max) (same convention).
 	uint64_t stosb_min, stosb_max;
-	// Non-temporal stores for non-overlapping copies of at least nt_min bytes
+	// Non-temporal stores for non-overlapping copies and zero fills of at
+	// least nt_min bytes, for fills of any other byte from nt_fill_min
 	// (never: ~0).
-	uint64_t nt_min;
+	uint64_t nt_min, nt_fill_min;
 };
 
 // The plan's windows as the variants read them (params.cpp).

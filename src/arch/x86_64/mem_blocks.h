@@ -445,9 +445,10 @@ __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const Me
 		rep_stosb(d + skew, c, n - skew);
 		return d;
 	}
-	// Past the non-temporal threshold and outside the rep stosb window
-	// (which the policy ends there where streaming fills win).
-	if (__builtin_expect(n >= p.nt_min, 0))
+	// Past the non-temporal threshold (zeros and other bytes have their
+	// own: plan.h) and outside the rep stosb window (which the policy ends
+	// there where streaming fills win).
+	if (__builtin_expect(n >= (c ? p.nt_fill_min : p.nt_min), 0))
 		return set_streaming<V>(d, c, n);
 	set_fwd_loop<V>(d, v, n);
 	return d;

@@ -23,7 +23,7 @@ MemParams arch_params_for(const MemThresholds &m)
 	bool stosb = m.stosb_min && m.stosb_min < m.stosb_max;
 	return MemParams{movsb ? m.movsb_min : never, movsb ? m.movsb_max : never,
 			 stosb ? m.stosb_min : never, stosb ? m.stosb_max : never,
-			 m.nt_min ? m.nt_min : never};
+			 m.nt_min ? m.nt_min : never, m.nt_fill_min ? m.nt_fill_min : never};
 }
 
 void set_arch_params(const Plan &p)
@@ -34,6 +34,7 @@ void set_arch_params(const Plan &p)
 	__atomic_store_n(&mem_params.stosb_min, m.stosb_min, __ATOMIC_RELAXED);
 	__atomic_store_n(&mem_params.stosb_max, m.stosb_max, __ATOMIC_RELAXED);
 	__atomic_store_n(&mem_params.nt_min, m.nt_min, __ATOMIC_RELAXED);
+	__atomic_store_n(&mem_params.nt_fill_min, m.nt_fill_min, __ATOMIC_RELAXED);
 	set_prefetch_stride(p.mem.prefetch_stride);
 }
 
