@@ -547,6 +547,26 @@ TEST_P(MemTest, ClosedWindowsStillReachTheLargePath)
 	}
 }
 
+// rep movsb is refused where dst is near src (mod 4 GiB) or just past it
+// modulo 4 KiB, where it runs up to 28x slower (mem_blocks.h).
+TEST(Movsb, DistanceRule)
+{
+	static char base[1];
+	const char *s = base;
+	auto ok = [&](int64_t delta) { return uarch::movsb_distance_ok(s + delta, s); };
+	EXPECT_TRUE(ok(1 << 20));
+	EXPECT_TRUE(ok(-(1 << 20)));
+	EXPECT_TRUE(ok((1 << 20) + 64));
+	EXPECT_TRUE(ok((1 << 20) + 4095));
+	EXPECT_TRUE(ok((1 << 20) - 1));   // dst just below src modulo 4 KiB: fast
+	for (int64_t k : {1, 2, 8, 16, 31, 32, 63})
+		EXPECT_FALSE(ok((1 << 20) + k)) << k;
+	EXPECT_FALSE(ok(4096));
+	EXPECT_FALSE(ok(-8191));
+	EXPECT_TRUE(ok(8192));
+	EXPECT_FALSE(ok((int64_t(1) << 32) + 100));   // near modulo 4 GiB
+}
+
 // Streaming stores go only into pages already in memory: a fresh
 // allocation's first touch is left to the cached loop (mem_blocks.h).
 TEST(Streaming, OnlyIntoResidentPages)
