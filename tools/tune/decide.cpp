@@ -149,12 +149,14 @@ Profile decide(const Evidence &e, const Rules &r)
 		p.movsb.max = p.nt_min > p.movsb.min ? p.nt_min : p.movsb.min;
 	if (p.movsb.min && p.movsb.max <= p.movsb.min)
 		p.movsb = Window{};
-	// Fills past the threshold stream unless rep stosb's window covers
-	// them: it ends where streaming fills win (at or past the threshold),
-	// or never when they do not.
+	// Fills of other bytes than 0 stream from their own crossover, as
+	// copies do from theirs.
 	p.have_nt_fill = nt_threshold(e.nt_set, r.margin, &p.nt_fill_min);
 	if (p.have_nt_fill && p.nt_fill_min < r.nt_fill_floor)
 		p.nt_fill_min = r.nt_fill_floor;
+	// Fills past the threshold stream unless rep stosb's window covers
+	// them: it ends where streaming fills win (at or past the threshold),
+	// or never when they do not.
 	uint64_t set_nt = 0;
 	if (p.have_nt && p.stosb.min && p.stosb.max > p.nt_min && nt_threshold(e.nt_set, r.margin, &set_nt))
 		p.stosb.max = set_nt > p.nt_min ? set_nt : p.nt_min;
