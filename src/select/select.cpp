@@ -94,7 +94,6 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 	// Every cache-derived threshold is at least caches_matter_from (plan.h).
 	auto derived = [](uint64_t v) { return v < caches_matter_from ? caches_matter_from : v; };
 	t->nt_min = derived(t->nt_min);
-	bool nt_fills_apart = false;   // fills of other bytes than 0: from 2x the L3
 
 	if (c.has(f_erms)) {
 		// glibc 2.36: rep_movsb_threshold = 2048 * (VEC_SIZE / 16), and
@@ -197,7 +196,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// Every fill figure above, and the tuner's, was a fill of zeros
 		// (one call a sample, the byte its index). Streaming other bytes
 		// is another matter on the AVX-512 guest (2026-12-04; the same
-		// family and model): ns per call, medians of 9 interleaved rounds
+		// family and model): us per call, medians of 9 interleaved rounds
 		// of 3 calls, the same buffer again and again, avx512 variant,
 		// streaming / cached loop / glibc's rep stosb:
 		//   byte 0:    16 MiB 197/190/223 us, 32 MiB 399/753/533,
@@ -211,7 +210,10 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// (16 MiB 3.1x, 32 MiB 1.6x); at 64 MiB, in uarch-bench mem (each
 		// fill among other rows, not into a buffer just filled), streaming
 		// ran 0.97-1.10x glibc's rep stosb in eight runs (median 1.01) and
-		// the cached loop 0.84-0.995x in six (median 0.93).
+		// the cached loop 0.84-0.995x in six (median 0.93). The rule is the
+		// memory system's, so it holds for the avx2 variant and without
+		// ERMS too (not measured apart); it is set below, outside the ERMS
+		// block.
 		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2)) {
 			if (mem == Impl::avx512 && uint64_t(c.cache.l3) / 2 > t->nt_min)
 				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
@@ -219,7 +221,6 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 			t->movsb_max = t->nt_min;
 			t->stosb_min = 0;
 			t->stosb_max = ~uint64_t(0);
-			nt_fills_apart = true;
 		}
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
@@ -296,10 +297,11 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 	uint32_t line = c.cache.line ? c.cache.line : 64;
 	t->prefetch_stride = line;
 	// Fills of other bytes than zero stream as zero fills do, but where
-	// they were measured apart (Zen 4, above); elsewhere not measured.
+	// they were measured apart: Zen 4 (above), from twice the L3 (never
+	// where the L3 is unknown); elsewhere not measured.
 	t->nt_fill_min = t->nt_min;
-	if (nt_fills_apart)
-		t->nt_fill_min = c.cache.l3 ? 2 * uint64_t(c.cache.l3) : 0;   // no L3 known: never
+	if (c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2))
+		t->nt_fill_min = c.cache.l3 ? derived(2 * uint64_t(c.cache.l3)) : 0;
 }
 
 static void x86_idle(const Cpu &c, IdlePolicy *p)

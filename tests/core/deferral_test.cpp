@@ -107,6 +107,7 @@ TEST(Deferral, BindingNeedsFourCpuidLeaves)
 				EXPECT_EQ(in(n, a.mem.movsb_min, a.mem.movsb_max), in(n, b.mem.movsb_min, b.mem.movsb_max)) << n;
 				EXPECT_EQ(in(n, a.mem.stosb_min, a.mem.stosb_max), in(n, b.mem.stosb_min, b.mem.stosb_max)) << n;
 				EXPECT_EQ(a.mem.nt_min && n >= a.mem.nt_min, b.mem.nt_min && n >= b.mem.nt_min) << n;
+				EXPECT_EQ(a.mem.nt_fill_min && n >= a.mem.nt_fill_min, b.mem.nt_fill_min && n >= b.mem.nt_fill_min) << n;
 			}
 		}
 		// The cache half asks no leaf binding asked: at most 7.1,
@@ -185,5 +186,6 @@ TEST(Deferral, FirstLargeCopiesFinishThePlanOnceFromManyThreads)
 	EXPECT_EQ(w.stosb_min, mem_params.stosb_min);
 	EXPECT_EQ(w.stosb_max, mem_params.stosb_max);
 	EXPECT_EQ(w.nt_min, mem_params.nt_min);
+	EXPECT_EQ(w.nt_fill_min, mem_params.nt_fill_min);
 }
 #endif

@@ -288,8 +288,9 @@ TEST(Select, Zen4MeasuredWindows)
 }
 
 // Fills of other bytes than 0 stream apart from zero fills only where that
-// was measured (Zen 4: never); elsewhere they follow nt_min, tunable or
-// not, unless nt_fill_threshold says otherwise.
+// was measured (Zen 4: from twice the L3, with or without AVX-512 or
+// ERMS; never where the L3 is unknown); elsewhere they follow nt_min,
+// tunable or not, unless nt_fill_threshold says otherwise.
 TEST(Select, NonzeroFillsStreamApartOnZen4Only)
 {
 	Cpu g = probe_dump("AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt");
@@ -297,6 +298,8 @@ TEST(Select, NonzeroFillsStreamApartOnZen4Only)
 	EXPECT_EQ(p.mem.nt_min, 16u << 20);
 	EXPECT_EQ(p.mem.nt_fill_min, 64u << 20);   // twice the 32 MiB L3
 	EXPECT_EQ(plan_for(g, "mask=-avx512f").mem.nt_fill_min, 64u << 20);
+	EXPECT_EQ(plan_for(g, "mask=-erms").mem.nt_fill_min, 64u << 20);
+	EXPECT_EQ(plan_for(g, "mask=-avx512f,-erms").mem.nt_fill_min, 64u << 20);
 	Cpu no_l3 = g;
 	no_l3.cache.l3 = 0;
 	EXPECT_EQ(plan_for(no_l3).mem.nt_fill_min, 0u);   // never: no evidence without the L3

@@ -231,6 +231,7 @@ MALFORMED = [
     "memcpy=ampereone", "memmove=", "memset=avx9000", "prefetch_range=avx2", "prefetchw=12", "smp_mb=-",
     "mask=+avx2", "mask=avx2", "mask=-nosuchfeature", "rep_movsb_threshold=abc", "rep_movsb_stop=-1",
     "rep_stosb_threshold=1Q", "rep_stosb_stop=0x", "nt_threshold=99999999999999999999999",
+    "nt_fill_threshold=12Q",
     "prefetch_stride=3", "idle_spin_ns=", "idle_monitor_ns=1.5", "idle_stages=spin,bogus", "idle_c01=2",
     "nosuchkey=1", "justtext", "=value", "MEMCPY=baseline", " memset=baseline",
 ]

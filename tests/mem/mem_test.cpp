@@ -490,6 +490,20 @@ TEST_P(MemTest, NarrowStringWindows)
 }
 
 #if defined(__x86_64__)
+// Which threshold a fill's byte follows: 0 (and 256, which is 0 as a
+// byte) nt_min, any other nt_fill_min.
+TEST(Streaming, FillByteChoosesTheThreshold)
+{
+	MemParams p{};
+	p.nt_min = 1000;
+	p.nt_fill_min = 2000;
+	EXPECT_EQ(uarch::nt_fill_from(p, 0), 1000u);
+	EXPECT_EQ(uarch::nt_fill_from(p, uint8_t(256)), 1000u);
+	EXPECT_EQ(uarch::nt_fill_from(p, 0x3c), 2000u);
+	EXPECT_EQ(uarch::nt_fill_from(p, uint8_t(0x13c)), 2000u);
+	EXPECT_EQ(uarch::nt_fill_from(p, 0xff), 2000u);
+}
+
 // Zero fills and fills of other bytes stream from their own thresholds
 // (plan.h): each side of each threshold, both orders of the two, both
 // bytes, and the bytes around the buffer untouched.
@@ -509,7 +523,7 @@ TEST_P(MemTest, FillsStreamFromTheirOwnThreshold)
 		set_arch_params(p);
 		for (size_t n : {size_t(256 << 10) - 1, size_t(256 << 10), size_t(300001), size_t(1 << 20), size_t(1 << 20) + 65})
 			for (int da : {0, 1, 33})
-				for (int c : {0, 0x3c}) {
+				for (int c : {0, 0x3c, 256, -1}) {
 					ASSERT_TRUE(check_set(db, db.lo + slack + da, c, n))
 						<< v.name << " n=" << n << " byte " << c << " nt_min " << zero_from << " nt_fill_min " << other_from;
 				}
@@ -551,9 +565,12 @@ TEST_P(MemTest, ClosedWindowsStillReachTheLargePath)
 // modulo 4 KiB, where it runs up to 28x slower (mem_blocks.h).
 TEST(Movsb, DistanceRule)
 {
-	static char base[1];
-	const char *s = base;
-	auto ok = [&](int64_t delta) { return uarch::movsb_distance_ok(s + delta, s); };
+	// Addresses as integers: only their difference matters, nothing is read.
+	const uintptr_t s = uintptr_t(1) << 40;
+	auto ok = [&](int64_t delta) {
+		return uarch::movsb_distance_ok(reinterpret_cast<const char *>(s + uintptr_t(delta)),
+						reinterpret_cast<const char *>(s));
+	};
 	EXPECT_TRUE(ok(1 << 20));
 	EXPECT_TRUE(ok(-(1 << 20)));
 	EXPECT_TRUE(ok((1 << 20) + 64));
@@ -600,11 +617,11 @@ public:
 		Plan p = host_plan();
 		set_arch_params(p);
 		printf("mem: checked calls see %s\n", checked::coverage().c_str());
-		printf("mem: bound memcpy=%s memmove=%s memset=%s; movsb [%llu, %llu) stosb [%llu, %llu) nt_min %llu\n",
+		printf("mem: bound memcpy=%s memmove=%s memset=%s; movsb [%llu, %llu) stosb [%llu, %llu) nt_min %llu nt_fill_min %llu\n",
 		       uarch_impl("memcpy"), uarch_impl("memmove"), uarch_impl("memset"),
 		       (unsigned long long)p.mem.movsb_min, (unsigned long long)p.mem.movsb_max,
 		       (unsigned long long)p.mem.stosb_min, (unsigned long long)p.mem.stosb_max,
-		       (unsigned long long)p.mem.nt_min);
+		       (unsigned long long)p.mem.nt_min, (unsigned long long)p.mem.nt_fill_min);
 	}
 	void TearDown() override
 	{

@@ -215,8 +215,13 @@ void print_json(const Report &r)
 	std::printf("  \"origin\": {");
 	const Key keys[] = {Key::rep_movsb_threshold, Key::rep_movsb_stop, Key::rep_stosb_threshold, Key::rep_stosb_stop,
 			    Key::nt_threshold, Key::nt_fill_threshold, Key::prefetch_stride, Key::idle_spin_ns, Key::idle_monitor_ns};
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		std::printf("%s\"%s\": \"%s\"", i ? ", " : "", key_name(keys[i]), origin(r, keys[i]));
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *o = origin(r, keys[i]);
+		// Fills of other bytes follow nt_threshold where no entry of their own says otherwise.
+		if (keys[i] == Key::nt_fill_threshold && !std::strcmp(o, "default") && m.nt_fill_min == m.nt_min)
+			o = origin(r, Key::nt_threshold);
+		std::printf("%s\"%s\": \"%s\"", i ? ", " : "", key_name(keys[i]), o);
+	}
 	std::printf("},\n  \"profile\": {\"path\": %s, \"status\": %s},\n", json_str(r.profile_file).c_str(),
 		    json_str(r.profile_file.empty() ? "" : profile_status_text(r.profile.status)).c_str());
 	const IdlePolicy &ip = r.plan.idle;
@@ -410,9 +415,12 @@ void print_table(const std::string &dir)
 		Report r = dump_report(dir + "/cpuid/" + f, nullptr);
 		std::string name = f.substr(0, f.find("_CPUID"));
 		const MemThresholds &m = r.plan.mem;
+		std::string nt = size_text(m.nt_min);
+		if (m.nt_fill_min != m.nt_min)
+			nt += " (fills of other bytes than 0: " + (m.nt_fill_min ? size_text(m.nt_fill_min) : std::string("never")) + ")";
 		std::printf("| %s | %x/%x | %s | %s | %s | %s | %s | %s |\n", name.c_str(), r.cpu.family, r.cpu.model,
 			    impl_name(r.plan.impl[op_memcpy]), window(m.movsb_min, m.movsb_max).c_str(),
-			    window(m.stosb_min, m.stosb_max).c_str(), size_text(m.nt_min).c_str(),
+			    window(m.stosb_min, m.stosb_max).c_str(), nt.c_str(),
 			    impl_name(r.plan.impl[op_prefetchw]), idle_name(r.plan.idle).c_str());
 	}
 	std::ifstream csv(dir + "/midr.csv");

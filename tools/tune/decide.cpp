@@ -151,14 +151,14 @@ Profile decide(const Evidence &e, const Rules &r)
 		p.movsb = Window{};
 	// Fills of other bytes than 0 stream from their own crossover, as
 	// copies do from theirs.
-	p.have_nt_fill = nt_threshold(e.nt_set, r.margin, &p.nt_fill_min);
-	if (p.have_nt_fill && p.nt_fill_min < r.nt_fill_floor)
-		p.nt_fill_min = r.nt_fill_floor;
+	uint64_t set_nt = 0;
+	p.have_nt_fill = nt_threshold(e.nt_set, r.margin, &set_nt);
+	p.nt_fill_min = p.have_nt_fill && set_nt < r.nt_fill_floor ? r.nt_fill_floor : set_nt;
 	// Fills past the threshold stream unless rep stosb's window covers
 	// them: it ends where streaming fills win (at or past the threshold),
-	// or never when they do not.
-	uint64_t set_nt = 0;
-	if (p.have_nt && p.stosb.min && p.stosb.max > p.nt_min && nt_threshold(e.nt_set, r.margin, &set_nt))
+	// or never when they do not. Judged on those fills of 0x5a, though the
+	// window serves zero fills as well.
+	if (p.have_nt && p.stosb.min && p.stosb.max > p.nt_min && p.have_nt_fill)
 		p.stosb.max = set_nt > p.nt_min ? set_nt : p.nt_min;
 	p.prefetch_stride = best_stride(e.stride, r.margin);
 	if (e.want_spin)

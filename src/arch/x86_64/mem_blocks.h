@@ -179,7 +179,8 @@ UARCH_INLINE void rep_stosb(char *d, uint8_t c, size_t n)
 // 32-4095 and just below (best of 50); glibc 2.36, which starts rep movsb
 // at 2112 bytes there, copied 3000-8192 bytes to dst+1 22-30x slower than
 // the vector loops when src and dst were 2 MiB-aligned buffers. The
-// vector loops show nothing of the kind.
+// vector loops show nothing of the kind. Refused through 63: a cache
+// line's margin past the slow distances measured.
 UARCH_INLINE bool movsb_distance_ok(const char *d, const char *s)
 {
 	uint32_t ahead = uint32_t(uintptr_t(d) - uintptr_t(s));
@@ -431,6 +432,13 @@ __attribute__((noinline)) void *set_streaming(char *d, uint8_t c, size_t n)   //
 template <class V>
 void *set_large(char *d, uint8_t c, size_t n, const MemParams &p);
 
+// Where a fill of byte c starts streaming: zeros and other bytes have their
+// own thresholds (plan.h).
+UARCH_INLINE uint64_t nt_fill_from(const MemParams &p, uint8_t c)
+{
+	return c ? p.nt_fill_min : p.nt_min;
+}
+
 template <class V>
 __attribute__((noinline, cold)) void *set_large_first(char *d, uint8_t c, size_t n)
 {
@@ -452,10 +460,9 @@ __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const Me
 		rep_stosb(d + skew, c, n - skew);
 		return d;
 	}
-	// Past the non-temporal threshold (zeros and other bytes have their
-	// own: plan.h) and outside the rep stosb window (which the policy ends
-	// there where streaming fills win).
-	if (__builtin_expect(n >= (c ? p.nt_fill_min : p.nt_min), 0))
+	// Past the byte's non-temporal threshold and outside the rep stosb
+	// window (which the policy ends there where streaming fills win).
+	if (__builtin_expect(n >= nt_fill_from(p, c), 0))
 		return set_streaming<V>(d, c, n);
 	set_fwd_loop<V>(d, v, n);
 	return d;
