@@ -28,6 +28,16 @@ std::vector<RepRow> rows(std::initializer_list<std::pair<uint64_t, double>> rati
 	return v;
 }
 
+// One size of streaming against cached stores: the cached side 1000 ns.
+NtRow nt_row(uint64_t size, double nt_ns)
+{
+	NtRow r;
+	r.size = size;
+	r.temporal = t(1000);
+	r.nt = t(nt_ns);
+	return r;
+}
+
 } // namespace
 
 TEST(TuneDecide, RepWindowIsTheLongestWinningRun)
@@ -92,13 +102,8 @@ TEST(TuneDecide, NonTemporalFromTheFirstSizeOfTheWinningSuffix)
 {
 	std::vector<NtRow> nt;
 	for (auto [size, ratio] : {std::pair<uint64_t, double>{1 << 20, 1.1}, {2 << 20, 0.9}, {4 << 20, 1.05},
-				   {8 << 20, 0.8}, {16 << 20, 0.7}}) {
-		NtRow r;
-		r.size = size;
-		r.temporal = t(1000);
-		r.nt = t(1000 * ratio);
-		nt.push_back(r);
-	}
+				   {8 << 20, 0.8}, {16 << 20, 0.7}})
+		nt.push_back(nt_row(size, 1000 * ratio));
 	uint64_t at = 0;
 	ASSERT_TRUE(nt_threshold(nt, 0.03, &at));
 	EXPECT_EQ(at, 8u << 20);   // 2 MiB won, but 4 MiB did not: not from 2 MiB
@@ -123,13 +128,8 @@ TEST(TuneDecide, StrideAndSpin)
 TEST(TuneDecide, NonTemporalFloor)
 {
 	Evidence e;
-	for (uint64_t n : {1u << 20, 2u << 20, 4u << 20, 8u << 20, 16u << 20}) {
-		NtRow r;
-		r.size = n;
-		r.temporal = t(1000);
-		r.nt = t(n == 1u << 20 ? 1100 : 900);
-		e.nt.push_back(r);
-	}
+	for (uint64_t n : {1u << 20, 2u << 20, 4u << 20, 8u << 20, 16u << 20})
+		e.nt.push_back(nt_row(n, n == 1u << 20 ? 1100 : 900));
 	e.futex_wake = t(5000);
 	Rules rules;
 	EXPECT_EQ(decide(e, rules).nt_min, 2u << 20);
@@ -152,13 +152,8 @@ TEST(TuneDecide, NonTemporalFillsApart)
 {
 	Evidence e;
 	for (uint64_t n : {4u << 20, 16u << 20, 64u << 20}) {
-		NtRow r;
-		r.size = n;
-		r.temporal = t(1000);
-		r.nt = t(n == 4u << 20 ? 1100 : 800);
-		e.nt.push_back(r);
-		r.nt = t(n == 64u << 20 ? 800 : 3000);
-		e.nt_set.push_back(r);
+		e.nt.push_back(nt_row(n, n == 4u << 20 ? 1100 : 800));
+		e.nt_set.push_back(nt_row(n, n == 64u << 20 ? 800 : 3000));
 	}
 	e.futex_wake = t(5000);
 	Rules rules;
@@ -184,13 +179,8 @@ TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 	e.movsb = rows({{16384, 1.2}, {32768, 0.7}, {65536, 0.7}, {1 << 20, 0.8}, {4 << 20, 0.8}});
 	// rep stosb wins only at the last size below the non-temporal threshold.
 	e.stosb = rows({{16384, 1.3}, {32768, 1.3}, {65536, 1.3}, {1 << 20, 0.9}, {4 << 20, 1.1}});
-	for (uint64_t n : {1u << 20, 2u << 20, 4u << 20}) {
-		NtRow r;
-		r.size = n;
-		r.temporal = t(1000);
-		r.nt = t(n == 1u << 20 ? 1100 : 800);
-		e.nt.push_back(r);
-	}
+	for (uint64_t n : {1u << 20, 2u << 20, 4u << 20})
+		e.nt.push_back(nt_row(n, n == 1u << 20 ? 1100 : 800));
 	e.stride = {{64, t(100)}, {128, t(120)}};
 	e.futex_wake = t(5000);
 	e.want_spin = true;
