@@ -187,5 +187,7 @@ TEST(Deferral, FirstLargeCopiesFinishThePlanOnceFromManyThreads)
 	EXPECT_EQ(w.stosb_max, mem_params.stosb_max);
 	EXPECT_EQ(w.nt_min, mem_params.nt_min);
 	EXPECT_EQ(w.nt_fill_min, mem_params.nt_fill_min);
+	EXPECT_EQ(w.copy_loop_max, mem_params.copy_loop_max);
+	EXPECT_EQ(w.set_loop_max, mem_params.set_loop_max);
 }
 #endif

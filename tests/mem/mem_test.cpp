@@ -490,6 +490,29 @@ TEST_P(MemTest, NarrowStringWindows)
 }
 
 #if defined(__x86_64__)
+// The inline loops end at the first size any window takes (mem.h).
+TEST(Params, LoopsEndAtTheFirstWindow)
+{
+	MemThresholds m{};
+	MemParams p = arch_params_for(m);   // every window closed
+	EXPECT_EQ(p.copy_loop_max, ~uint64_t(0));
+	EXPECT_EQ(p.set_loop_max, ~uint64_t(0));
+	m.nt_min = 8 << 20;
+	m.nt_fill_min = 64 << 20;
+	p = arch_params_for(m);
+	EXPECT_EQ(p.copy_loop_max, 8u << 20);
+	EXPECT_EQ(p.set_loop_max, 8u << 20);
+	m.nt_fill_min = 1 << 20;   // fills of other bytes first
+	EXPECT_EQ(arch_params_for(m).set_loop_max, 1u << 20);
+	m.movsb_min = 2112, m.movsb_max = 1 << 20;
+	m.stosb_min = 2048, m.stosb_max = ~uint64_t(0);
+	p = arch_params_for(m);
+	EXPECT_EQ(p.copy_loop_max, 2112u);
+	EXPECT_EQ(p.set_loop_max, 2048u);
+	m.movsb_max = 2112;   // an empty window takes nothing
+	EXPECT_EQ(arch_params_for(m).copy_loop_max, 8u << 20);
+}
+
 // Which threshold a fill's byte follows: 0 (and 256, which is 0 as a
 // byte) nt_min, any other nt_fill_min.
 TEST(Streaming, FillByteChoosesTheThreshold)

@@ -432,14 +432,14 @@ int bench_mem(int argc, char **argv)
 			for (size_t n : fixed)
 				add(op, "fixed" + std::to_string(n), mis ? "misaligned" : "aligned", fixed_work(n, n <= 1024 ? 1024 : 128, mis), &small);
 			for (size_t n : big) {
+				std::string k = std::to_string(n >> 10) + "K", al = mis ? "misaligned" : "aligned";
 				Work w = fixed_work(n, 1, mis);
-				if (op == op_memset)
+				if (op == op_memset) {
+					add(op, "zero" + k, al, w, &large);
 					w.fill = 0x5a;
-				add(op, "large" + std::to_string(n >> 10) + "K", mis ? "misaligned" : "aligned", w, &large);
+				}
+				add(op, "large" + k, al, w, &large);
 			}
-			if (op == op_memset)
-				for (size_t n : big)
-					add(op, "zero" + std::to_string(n >> 10) + "K", mis ? "misaligned" : "aligned", fixed_work(n, 1, mis), &large);
 		}
 	// The committed profiles of real programs (tests/data/profiles,
 	// uarch-prof), replayed next to the synthetic cases: their recorded

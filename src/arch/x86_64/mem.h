@@ -19,6 +19,11 @@ struct MemParams {
 	// least nt_min bytes, for fills of any other byte from nt_fill_min
 	// (never: ~0).
 	uint64_t nt_min, nt_fill_min;
+	// Derived from the above: the ladder keeps its copy and fill loops
+	// inline below these, the first size any window takes (forward copies:
+	// rep movsb or streaming; fills: rep stosb or streaming of any byte),
+	// so that its hot path makes one compare, not two or three.
+	uint64_t copy_loop_max, set_loop_max;
 };
 
 // The plan's windows as the variants read them (params.cpp).

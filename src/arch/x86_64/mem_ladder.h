@@ -66,7 +66,7 @@ UARCH_INLINE void *move_beyond(char *d, const char *s, size_t n)
 	const MemParams &p = mem_params;
 	// Forward-safe (disjoint or d < s) and below every window: the loop
 	// inline.
-	if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.movsb_min && n < p.nt_min) {
+	if (T::inline_loop && uintptr_t(d) - uintptr_t(s) >= n && n < p.copy_loop_max) {
 		copy_fwd_loop<typename T::V, false>(d, s, n);
 		return d;
 	}
@@ -142,7 +142,7 @@ UARCH_INLINE void *set_beyond(char *d, typename T::V::T v, uint8_t c, size_t n)
 {
 	// Below the rep stosb window and the non-temporal threshold, as in
 	// move_beyond.
-	if (T::inline_loop && n < mem_params.stosb_min && n < mem_params.nt_min && n < mem_params.nt_fill_min) {
+	if (T::inline_loop && n < mem_params.set_loop_max) {
 		set_fwd_loop<typename T::V>(d, v, n);
 		return d;
 	}
@@ -204,7 +204,7 @@ UARCH_INLINE void *set_nested(char *d, typename T::V::T v, uint8_t c, size_t n)
 	V::store(d + 2 * w, v);
 	V::store(d + 3 * w, v);
 	if (__builtin_expect(n > 8 * w, 0)) {
-		if (n >= mem_params.stosb_min || n >= mem_params.nt_min || n >= mem_params.nt_fill_min)
+		if (n >= mem_params.set_loop_max)
 			return set_large<V>(d, c, n, mem_params);
 		set_aligned_groups<V>(d + 4 * w, d + n - 4 * w, v);
 	}

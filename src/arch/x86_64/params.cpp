@@ -21,9 +21,14 @@ MemParams arch_params_for(const MemThresholds &m)
 	const uint64_t never = ~uint64_t(0);
 	bool movsb = m.movsb_min && m.movsb_min < m.movsb_max;
 	bool stosb = m.stosb_min && m.stosb_min < m.stosb_max;
-	return MemParams{movsb ? m.movsb_min : never, movsb ? m.movsb_max : never,
-			 stosb ? m.stosb_min : never, stosb ? m.stosb_max : never,
-			 m.nt_min ? m.nt_min : never, m.nt_fill_min ? m.nt_fill_min : never};
+	MemParams p{movsb ? m.movsb_min : never, movsb ? m.movsb_max : never,
+		    stosb ? m.stosb_min : never, stosb ? m.stosb_max : never,
+		    m.nt_min ? m.nt_min : never, m.nt_fill_min ? m.nt_fill_min : never, 0, 0};
+	p.copy_loop_max = p.movsb_min < p.nt_min ? p.movsb_min : p.nt_min;
+	p.set_loop_max = p.stosb_min < p.nt_min ? p.stosb_min : p.nt_min;
+	if (p.nt_fill_min < p.set_loop_max)
+		p.set_loop_max = p.nt_fill_min;
+	return p;
 }
 
 void set_arch_params(const Plan &p)
@@ -35,20 +40,28 @@ void set_arch_params(const Plan &p)
 	__atomic_store_n(&mem_params.stosb_max, m.stosb_max, __ATOMIC_RELAXED);
 	__atomic_store_n(&mem_params.nt_min, m.nt_min, __ATOMIC_RELAXED);
 	__atomic_store_n(&mem_params.nt_fill_min, m.nt_fill_min, __ATOMIC_RELAXED);
+	__atomic_store_n(&mem_params.copy_loop_max, m.copy_loop_max, __ATOMIC_RELAXED);
+	__atomic_store_n(&mem_params.set_loop_max, m.set_loop_max, __ATOMIC_RELAXED);
 	set_prefetch_stride(p.mem.prefetch_stride);
 }
 
 // The ladder keeps the copy and fill loops inline below every window
 // (inline_loop) and asks whether the thresholds are complete only in
-// move_large/set_large. Until they are, nt_min stands at
+// move_large/set_large. Until they are, the inline loops end at
 // caches_matter_from, so that the first copy or fill of that size gets
-// there whatever the other windows (with rep movsb and stosb never, as on
-// Zen 4, it otherwise stayed inline up to the cache-less nt_min, 768 KiB,
-// and the caches waited for such a copy).
+// there whatever the windows (with rep movsb and stosb never, as on Zen 4,
+// it otherwise stayed inline up to the cache-less nt_min, 768 KiB, and the
+// caches waited for such a copy).
+static void lower_to_caches_matter(uint64_t *v)
+{
+	if (__atomic_load_n(v, __ATOMIC_RELAXED) > caches_matter_from)
+		__atomic_store_n(v, uint64_t(caches_matter_from), __ATOMIC_RELAXED);
+}
+
 void defer_arch_params()
 {
-	if (__atomic_load_n(&mem_params.nt_min, __ATOMIC_RELAXED) > caches_matter_from)
-		__atomic_store_n(&mem_params.nt_min, uint64_t(caches_matter_from), __ATOMIC_RELAXED);
+	lower_to_caches_matter(&mem_params.copy_loop_max);
+	lower_to_caches_matter(&mem_params.set_loop_max);
 	__atomic_store_n(&mem_params_pending, 1, __ATOMIC_RELEASE);
 }
 
