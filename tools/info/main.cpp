@@ -73,6 +73,12 @@ std::string size_text(uint64_t v)
 	return b;
 }
 
+// Where fills of other bytes than 0 stream, when that differs from nt_min.
+std::string nt_fill_text(const MemThresholds &m)
+{
+	return (m.nt_fill_min ? "from " + size_text(m.nt_fill_min) : std::string("never")) + " for fills of bytes other than 0";
+}
+
 struct Report {
 	Cpu cpu;
 	Tunables tun;
@@ -302,8 +308,7 @@ void print_text(const Report &r)
 	std::printf("  non-temporal    %s%s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never",
 		    from(Key::nt_threshold).c_str());
 	if (m.nt_fill_min != m.nt_min || r.tun.find(Key::nt_fill_threshold))
-		std::printf("  non-temporal    %s for fills of bytes other than 0%s\n",
-			    m.nt_fill_min ? ("from " + size_text(m.nt_fill_min)).c_str() : "never",
+		std::printf("  non-temporal    %s%s\n", nt_fill_text(m).c_str(),
 			    from(Key::nt_fill_threshold, m.nt_fill_min == m.nt_min ? Key::nt_threshold : Key::none).c_str());
 	std::printf("  prefetch stride %u%s\n", m.prefetch_stride, from(Key::prefetch_stride).c_str());
 	if (m.prefetch_distance)
@@ -417,7 +422,7 @@ void print_table(const std::string &dir)
 		const MemThresholds &m = r.plan.mem;
 		std::string nt = size_text(m.nt_min);
 		if (m.nt_fill_min != m.nt_min)
-			nt += " (fills of other bytes than 0: " + (m.nt_fill_min ? size_text(m.nt_fill_min) : std::string("never")) + ")";
+			nt += " (" + nt_fill_text(m) + ")";
 		std::printf("| %s | %x/%x | %s | %s | %s | %s | %s | %s |\n", name.c_str(), r.cpu.family, r.cpu.model,
 			    impl_name(r.plan.impl[op_memcpy]), window(m.movsb_min, m.movsb_max).c_str(),
 			    window(m.stosb_min, m.stosb_max).c_str(), nt.c_str(),
