@@ -338,8 +338,15 @@ int bench_mem(int argc, char **argv)
 	std::vector<char *> args = {argv[0]};
 	for (size_t i = 1; i < o.rest.size(); i++) {
 		std::string a = o.rest[i];
-		if ((a == "--preload" || a == "--profile") && i + 1 < o.rest.size()) {
-			(a == "--preload" ? preload : profiles.emplace_back()) = o.rest[++i];
+		if (a == "--preload" && i + 1 < o.rest.size()) {
+			preload = o.rest[++i];
+			continue;
+		}
+		// --profile FILE...: every argument up to the next flag, so that a
+		// shell glob (tests/data/profiles/*.uprof) replays them all.
+		if (a == "--profile" && i + 1 < o.rest.size()) {
+			while (i + 1 < o.rest.size() && o.rest[i + 1][0] != '-')
+				profiles.push_back(o.rest[++i]);
 			continue;
 		}
 		if (a.rfind("--profile=", 0) == 0) {
