@@ -32,7 +32,9 @@
 // taken branch to a small class costs no more than falling into it.
 //
 // vzeroupper is the compiler's: it clears the upper state on every path
-// out of a function that wrote a ymm/zmm register. gcc does so only with
+// out of a function that wrote a ymm/zmm0-15 register (the avx512 variants
+// use zmm16-31 only where the compiler can be told so, and need none: see
+// src/arch/x86_64/meson.build). gcc does so only with
 // -fexpensive-optimizations (-O2 and up): meson.build turns it on for
 // every build of the library, so that an -O1 build (the sanitizer tree)
 // is right too. (An explicit _mm256_zeroupper() here would be doubled by
