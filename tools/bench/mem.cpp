@@ -16,6 +16,7 @@
 //     distributions published with llvm-libc's benchmarks): about 96% of
 //     calls are <= 128 bytes, most of them <= 64; see fleet_size();
 //   fixed sizes: powers of two 1..8192 and 3, 7, 33, 100, 255, 1000, 3000;
+//   "pageend1-63": random sizes 1-63 whose dst ends at a page's end;
 //   large: 64 KiB .. 64 MiB (few iterations); memset fills the byte 0x5a
 //     there, and "zero" rows of the same sizes fill zeros: some machines
 //     stream zeros much faster than other bytes (on the Zen 4 guest 3x
@@ -143,6 +144,23 @@ Work fixed_work(size_t n, size_t calls, bool misaligned)
 	w.bytes = n * calls;
 	w.dmis = misaligned ? 1 : 0;
 	w.smis = misaligned ? 3 : 0;
+	return w;
+}
+
+// Random sizes 1-63 whose dst ends at a page's end (the next page mapped;
+// src inside a page): a 64-byte masked store there crosses into the next
+// page, which some CPUs pay for with a microcode assist even where the
+// bytes across are masked off.
+Work page_end_work(uint64_t seed)
+{
+	std::mt19937_64 rng(seed);
+	Work w;
+	for (size_t i = 0; i < kBatch; i++) {
+		uint32_t n = uint32_t(1 + rng() % 63);
+		w.size.push_back(n);
+		w.off.push_back(uint16_t(4096 * (1 + i % 3) - n));
+		w.bytes += n;
+	}
 	return w;
 }
 
@@ -436,6 +454,8 @@ int bench_mem(int argc, char **argv)
 				add(op, "uniform0-" + std::to_string(m), mis ? "misaligned" : "aligned", random_work(m, false, mis, 42 + m), &small);
 			}
 			add(op, "fleet", mis ? "misaligned" : "aligned", random_work(0, true, mis, 7), &small);
+			if (mis && !quick)
+				add(op, "pageend1-63", "page end", page_end_work(63), &small);
 			for (size_t n : fixed)
 				add(op, "fixed" + std::to_string(n), mis ? "misaligned" : "aligned", fixed_work(n, n <= 1024 ? 1024 : 128, mis), &small);
 			for (size_t n : big) {
