@@ -2,7 +2,7 @@
 // mem_ladder.h with its one deliberate difference at the bottom: n < 64
 // is a single branchless class (two byte-masked ymm moves, the mask from
 // bzhi: masked-off bytes are neither read nor written and cannot fault,
-// so n == 0 touches nothing), but where dst's 64 bytes would cross a
+// so n == 0 touches nothing), but for fills whose 64 bytes would cross a
 // page (near_page_end_64). ymm there keeps the small sizes off the
 // 512-bit frequency license; and one masked zmm move was no faster than
 // two masked ymm ones, and much slower where it splits a cache line
@@ -32,7 +32,7 @@ struct Zmm {
 	static UARCH_INLINE T splat(uint64_t c8) { return _mm512_set1_epi8(char(c8)); }
 };
 
-// Moves below 64 bytes where the masked class would cross a page.
+// Fills below 64 bytes where the masked class would cross a page.
 struct Xmm {
 	using T = __m128i;
 	static constexpr size_t size = 16;
@@ -48,10 +48,11 @@ struct Xmm {
 // median of 11 x 10^4 calls: fills 25-27 with the next page mapped,
 // 760-780 with it PROT_NONE (a guard page), against 6-7 inside a page;
 // copies the same by their dst, and 1100-1180 by a src before a PROT_NONE
-// page. glibc's memset makes the same check (its memmove uses no masks
-// below 64 bytes). With it, fills and copies there take 7-8 ticks; in
-// uarch-bench mem, four runs each side, fills below 64 bytes lost about
-// 4% (fixed sizes geomean 1.04-1.08x glibc -> 0.99-1.03x).
+// page. glibc's memset makes the same check, so fills keep its
+// robustness: there they take 7 ticks, at a cost of about 4% below 64
+// bytes (uarch-bench mem, four runs each side: fixed sizes geomean
+// 1.04-1.08x glibc -> 0.97-1.03x; pageend1-63 1.76-2.16x). Copies do not
+// check (see copy_masked_64).
 UARCH_INLINE bool near_page_end_64(const void *p)
 {
 	return (uintptr_t(p) & 4095) > 4096 - 64;
@@ -87,28 +88,17 @@ struct Avx512 {
 	static constexpr bool inline_loop = true;
 
 	// n < 64: bytes [0, min(n,32)) through the low mask, [32, n) through
-	// the high; where dst's window would cross a page, overlapping blocks
-	// inside [0, n). The check costs every copy below 64 bytes about a
-	// cycle (Zen 4 guest, TSC harness: replays of small copies 0.88-0.95x
-	// the time without it, fixed sizes 0.90x), where the 63 bytes before a
-	// page's end are 1.5% of random addresses; but a caller that writes
-	// the tails of page-sized buffers lands there every time, at 4x
-	// (uarch-bench mem pageend1-63: 0.14-0.79x glibc without the check)
-	// and at 120x before a PROT_NONE page. src is not checked: a masked
-	// load across a page costs nothing while that page is mapped (about
-	// 175x where it is not: the tail of a mapping, read in pieces below
-	// 64 bytes, pays that).
+	// the high. No page check, unlike the fills: checking dst alone cost
+	// every copy below 64 bytes about a cycle, in uarch-bench mem (four
+	// runs each side) fixed sizes below 64 B from 1.08-1.17x glibc to
+	// 0.96-1.05x, the uniform and fleet mixes from 1.70-1.83x to
+	// 1.60-1.69x, the replays' geomean from 1.87-1.97x to 1.72-1.81x. So
+	// a copy whose dst window crosses a page pays the assist: pageend1-63
+	// (dst ending at a page's end) 0.14-0.79x glibc there against
+	// 1.63-1.70x with the check; about 120x where the next page is
+	// PROT_NONE. glibc's memmove uses no masks below 64 bytes.
 	static UARCH_INLINE void copy_masked_64(char *d, const char *s, size_t n)
 	{
-		if (__builtin_expect(near_page_end_64(d), 0)) {
-			if (n >= 16)
-				copy_4x_clamped<Xmm>(d, s, n);
-			else if (n >= 4)
-				copy_4x_clamped<B4>(d, s, n);
-			else if (n)
-				copy_1_3(d, s, n);
-			return;
-		}
 		uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));
 		__mmask32 lo = __mmask32(m), hi = __mmask32(m >> 32);
 		__m256i a = _mm256_maskz_loadu_epi8(lo, s);
