@@ -26,4 +26,8 @@ set +e
 err=$("$bench" mem --profile "$d/bad.uprof" 2>&1 >/dev/null); rc=$?
 set -e
 [ $rc = 2 ] && [ $(echo "$err" | wc -l) = 1 ] || { echo "FAIL: truncated profile: status $rc, stderr: $err"; fail=1; }
+set +e
+err=$("$bench" mem --profile --benchmark_filter=x 2>&1 >/dev/null); rc=$?
+set -e
+[ $rc = 2 ] && [ $(echo "$err" | wc -l) = 1 ] || { echo "FAIL: --profile without a file: status $rc, stderr: $err"; fail=1; }
 exit $fail

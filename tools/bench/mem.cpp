@@ -362,9 +362,14 @@ int bench_mem(int argc, char **argv)
 		}
 		// --profile FILE...: every argument up to the next flag, so that a
 		// shell glob (tests/data/profiles/*.uprof) replays them all.
-		if (a == "--profile" && i + 1 < o.rest.size()) {
+		if (a == "--profile") {
+			size_t before = profiles.size();
 			while (i + 1 < o.rest.size() && o.rest[i + 1][0] != '-')
 				profiles.push_back(o.rest[++i]);
+			if (profiles.size() == before) {
+				fprintf(stderr, "uarch-bench mem: --profile needs a file (uarch-prof -o FILE records one)\n");
+				return 2;
+			}
 			continue;
 		}
 		if (a.rfind("--profile=", 0) == 0) {
