@@ -74,6 +74,9 @@ static Impl x86_mem_impl(const Cpu &c)
 static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 {
 	uint64_t vec = mem == Impl::avx512 ? 64 : mem == Impl::avx2 ? 32 : 16;
+	// Zen 4 with the variants its windows and fill thresholds were measured
+	// for (below).
+	const bool zen4_measured = c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2);
 
 	// Non-temporal stores from a quarter of the L3 this core shares (per
 	// CCX on AMD, where CPUID reports the CCX's L3), as glibc has derived
@@ -214,7 +217,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// memory system's, so it holds for the avx2 variant and without
 		// ERMS too (not measured apart); it is set below, outside the ERMS
 		// block.
-		if (c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2)) {
+		if (zen4_measured) {
 			if (mem == Impl::avx512 && uint64_t(c.cache.l3) / 2 > t->nt_min)
 				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
 			t->movsb_min = 0;
@@ -300,7 +303,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 	// they were measured apart: Zen 4 (above), from twice the L3 (never
 	// where the L3 is unknown); elsewhere not measured.
 	t->nt_fill_min = t->nt_min;
-	if (c.zen == Zen::zen4 && !c.has(f_fsrs) && (mem == Impl::avx512 || mem == Impl::avx2))
+	if (zen4_measured)
 		t->nt_fill_min = c.cache.l3 ? derived(2 * uint64_t(c.cache.l3)) : 0;
 }
 
