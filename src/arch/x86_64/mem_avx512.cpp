@@ -111,10 +111,8 @@ struct Avx512 {
 		if (__builtin_expect(near_page_end_64(d), 0)) {
 			if (n >= 16)
 				set_4x_clamped<Xmm>(d, _mm_set1_epi8(char(c)), n);
-			else if (n >= 4)
-				set_4x_clamped<B4>(d, uint32_t(splat8(c)), n);
-			else if (n)
-				set_1_3(d, c, n);
+			else
+				set_0_15(d, c, n);
 			return;
 		}
 		uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));

@@ -99,6 +99,15 @@ UARCH_INLINE void copy_4x_clamped(char *d, const char *s, size_t n)
 	B::store(d + last, v3);
 }
 
+// n < 16: [4, 15] in four 4-byte blocks, [1, 3] in bytes, 0 touches nothing.
+UARCH_INLINE void copy_0_15(char *d, const char *s, size_t n)
+{
+	if (n >= 4)
+		copy_4x_clamped<B4>(d, s, n);
+	else if (n)
+		copy_1_3(d, s, n);
+}
+
 // K * V::size <= n <= 2 * K * V::size: K blocks from the front and K from
 // the back, all loaded before any is stored.
 template <class V, int K>
@@ -143,6 +152,15 @@ UARCH_INLINE void set_4x_clamped(char *d, typename B::T v, size_t n)
 	B::store(d + b, v);
 	B::store(d + (last - b), v);
 	B::store(d + last, v);
+}
+
+// n < 16, as copy_0_15.
+UARCH_INLINE void set_0_15(char *d, uint8_t c, size_t n)
+{
+	if (n >= 4)
+		set_4x_clamped<B4>(d, uint32_t(splat8(c)), n);
+	else if (n)
+		set_1_3(d, c, n);
 }
 
 // K * V::size <= n <= 2 * K * V::size.

@@ -125,10 +125,7 @@ UARCH_INLINE void *ladder_move(char *d, const char *s, size_t n)
 			return d;
 		}
 		if (n < S::size) {
-			if (n >= 4)
-				copy_4x_clamped<B4>(d, s, n);
-			else if (n)
-				copy_1_3(d, s, n);
+			copy_0_15(d, s, n);
 			return d;
 		}
 		return move_from_class<T, 4 * S::size>(d, s, n);
@@ -247,10 +244,7 @@ UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 			return d;
 		}
 		if (n < S::size) {
-			if (n >= 4)
-				set_4x_clamped<B4>(d, uint32_t(splat8(c)), n);
-			else if (n)
-				set_1_3(d, uint8_t(c), n);
+			set_0_15(d, uint8_t(c), n);
 			return d;
 		}
 		return set_from_class<T, 4 * S::size>(d, T::V::splat(splat8(c)), uint8_t(c), n);
