@@ -110,8 +110,19 @@ struct Buffers {
 // The thresholds each candidate runs under: only its own path can fire.
 // Written as plans (0: never) and converted as the binder converts them.
 MemParams loop_params() { return arch_params_for(MemThresholds{}); }
-MemParams rep_params() { return arch_params_for(MemThresholds{1, ~uint64_t(0), 1, ~uint64_t(0), 0, 0, 0, 0, 0}); }
-MemParams nt_params() { return arch_params_for(MemThresholds{0, 0, 0, 0, 1, 0, 0, 0, 1}); }
+MemParams rep_params()
+{
+	MemThresholds m{};
+	m.movsb_min = m.stosb_min = 1;
+	m.movsb_max = m.stosb_max = ~uint64_t(0);
+	return arch_params_for(m);
+}
+MemParams nt_params()
+{
+	MemThresholds m{};
+	m.nt_min = m.nt_fill_min = 1;   // every byte streams
+	return arch_params_for(m);
+}
 
 struct Candidate {
 	MemParams params;
