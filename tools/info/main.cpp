@@ -110,6 +110,14 @@ const char *origin(const Report &r, const Entry &e)
 	return e.offset < r.profile.length ? "profile" : "environment";
 }
 
+// Where nt_fill_threshold's value came from: fills of other bytes follow
+// nt_threshold where no entry of their own says otherwise.
+const char *nt_fill_origin(const Report &r)
+{
+	const char *o = origin(r, Key::nt_fill_threshold);
+	return !std::strcmp(o, "default") && r.plan.mem.nt_fill_min == r.plan.mem.nt_min ? origin(r, Key::nt_threshold) : o;
+}
+
 std::string idle_name(const IdlePolicy &p)
 {
 	std::string s;
@@ -222,10 +230,7 @@ void print_json(const Report &r)
 	const Key keys[] = {Key::rep_movsb_threshold, Key::rep_movsb_stop, Key::rep_stosb_threshold, Key::rep_stosb_stop,
 			    Key::nt_threshold, Key::nt_fill_threshold, Key::prefetch_stride, Key::idle_spin_ns, Key::idle_monitor_ns};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		const char *o = origin(r, keys[i]);
-		// Fills of other bytes follow nt_threshold where no entry of their own says otherwise.
-		if (keys[i] == Key::nt_fill_threshold && !std::strcmp(o, "default") && m.nt_fill_min == m.nt_min)
-			o = origin(r, Key::nt_threshold);
+		const char *o = keys[i] == Key::nt_fill_threshold ? nt_fill_origin(r) : origin(r, keys[i]);
 		std::printf("%s\"%s\": \"%s\"", i ? ", " : "", key_name(keys[i]), o);
 	}
 	std::printf("},\n  \"profile\": {\"path\": %s, \"status\": %s},\n", json_str(r.profile_file).c_str(),
@@ -308,8 +313,7 @@ void print_text(const Report &r)
 	std::printf("  non-temporal    %s%s\n", m.nt_min ? ("from " + size_text(m.nt_min)).c_str() : "never",
 		    from(Key::nt_threshold).c_str());
 	if (m.nt_fill_min != m.nt_min || r.tun.find(Key::nt_fill_threshold))
-		std::printf("  non-temporal    %s%s\n", nt_fill_text(m).c_str(),
-			    from(Key::nt_fill_threshold, m.nt_fill_min == m.nt_min ? Key::nt_threshold : Key::none).c_str());
+		std::printf("  non-temporal    %s   (%s)\n", nt_fill_text(m).c_str(), nt_fill_origin(r));
 	std::printf("  prefetch stride %u%s\n", m.prefetch_stride, from(Key::prefetch_stride).c_str());
 	if (m.prefetch_distance)
 		std::printf("  copy prefetch   %u bytes ahead, for copies from %s (ampereone)\n", m.prefetch_distance,
