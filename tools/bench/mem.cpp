@@ -386,6 +386,11 @@ int bench_mem(int argc, char **argv)
 			has_reps = true;
 		args.push_back(o.rest[i]);
 	}
+	if (const char *p = getenv("LD_PRELOAD"))
+		if (strstr(p, "uarch"))
+			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
+	if (!profiles.empty())   // its own rounds (profile_replay.cpp), not the defaults below
+		return bench_mem_profiles(profiles, args, o);
 	// By default every case runs as several short repetitions in random
 	// order across all cases, and the table takes medians: on a shared
 	// machine the load drifts over seconds, and one long run per side let
@@ -406,12 +411,6 @@ int bench_mem(int argc, char **argv)
 		args.push_back(const_cast<char *>("--benchmark_enable_random_interleaving=true"));
 		args.push_back(const_cast<char *>("--benchmark_display_aggregates_only=true"));
 	}
-	if (const char *p = getenv("LD_PRELOAD"))
-		if (strstr(p, "uarch"))
-			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
-
-	if (!profiles.empty())
-		return bench_mem_profiles(profiles, args, o);
 
 	g_copy[op_memcpy][0] = &::memcpy;
 	g_copy[op_memcpy][1] = &uarch_memcpy;

@@ -9,8 +9,21 @@
 // memmove is replayed on disjoint buffers (the recorded overlap shares are
 // in uarch-prof's report, not replayed).
 // Sides: the C library, uarch (the bound variant), and every variant of
-// the op that this CPU can run, called by name. Time: CPU time per call,
-// median of the repetitions, as in the other cases of uarch-bench mem.
+// the op that this CPU can run, called by name.
+//
+// Paired rounds: one benchmark per op and profile, whose rounds run the
+// batch once on every side back to back (the first side turning each
+// round), timed in the thread's CPU time. A row's ratio is the median over
+// the rounds of that round's C library time / the side's time, so drift
+// in the machine's load, which moves both sides of a round alike, cancels.
+// Its times are the medians of the rounds (--min: the fastest, and the
+// ratio theirs). The first round warms caches and predictors and is not
+// counted. Rounds: --benchmark_repetitions=N when given, else as many as
+// fit about half a second a case (--quick: a tenth), at least 5 and at
+// most 201. (Each side as its own benchmark, repetitions in random order
+// across all cases, as in the synthetic table, let a row drift by up to
+// 25% between runs on a 2-vCPU Zen 4 guest: gzip's memset replay, the
+// same code on both sides, 0.78-1.23x in three runs.)
 #include <benchmark/benchmark.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
@@ -18,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <dirent.h>
+#include <time.h>
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -55,6 +69,9 @@ struct Replay {
 	std::vector<uint32_t> doff, soff;
 	uint64_t bytes = 0;
 	char *dst = nullptr, *src = nullptr;
+	// Filled by run(): per side (as in `sides`), the time per call in ns
+	// and the ratio C library / side; NAN until measured.
+	std::vector<double> ns, ratio;
 };
 
 size_t draw(std::mt19937_64 &rng, const uint64_t *w, size_t n, uint64_t total)
@@ -130,32 +147,75 @@ struct Side {
 	void *fn;
 };
 
-void run(benchmark::State &st, const Replay *rp, void *fn)
+// One batch on one side: thread CPU time in ns.
+double time_batch(const Replay *rp, void *fn)
 {
 	const uint32_t *size = rp->size.data(), *doff = rp->doff.data(), *soff = rp->soff.data();
 	const size_t calls = rp->size.size();
 	char *d = rp->dst;
 	const char *s = rp->src;
+	timespec t0, t1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	if (rp->op == p_memset) {
 		SetFn f = reinterpret_cast<SetFn>(fn);
 		benchmark::DoNotOptimize(f);
-		for (auto _ : st) {
-			for (size_t i = 0; i < calls; i++)
-				f(d + doff[i], int(i), size[i]);
-			benchmark::ClobberMemory();
-		}
+		for (size_t i = 0; i < calls; i++)
+			f(d + doff[i], int(i), size[i]);
 	} else {
 		CopyFn f = reinterpret_cast<CopyFn>(fn);
 		benchmark::DoNotOptimize(f);
-		for (auto _ : st) {
-			for (size_t i = 0; i < calls; i++)
-				f(d + doff[i], s + soff[i], size[i]);
-			benchmark::ClobberMemory();
+		for (size_t i = 0; i < calls; i++)
+			f(d + doff[i], s + soff[i], size[i]);
+	}
+	benchmark::ClobberMemory();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	return double(t1.tv_sec - t0.tv_sec) * 1e9 + double(t1.tv_nsec - t0.tv_nsec);
+}
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The paired rounds (see the top of the file); side 0 is the C library.
+// rounds: 0 for as many as fit `budget_ns`.
+void run(benchmark::State &st, Replay *rp, const std::vector<Side> *sides, int rounds, double budget_ns, bool use_min)
+{
+	const size_t k = sides->size(), calls = rp->size.size();
+	std::vector<std::vector<double>> t(k), r(k);
+	for (auto _ : st) {
+		double round_ns = 0;
+		for (size_t j = 0; j < k; j++)   // the warm-up round, which also sizes the run
+			round_ns += time_batch(rp, (*sides)[j].fn);
+		int n = rounds > 0 ? rounds : int(std::clamp(budget_ns / std::max(round_ns, 1.0), 5.0, 201.0));
+		std::vector<double> one(k);
+		for (int i = 0; i < n; i++) {
+			for (size_t j = 0; j < k; j++) {
+				size_t side = (size_t(i) + j) % k;
+				one[side] = time_batch(rp, (*sides)[side].fn);
+			}
+			for (size_t j = 0; j < k; j++) {
+				t[j].push_back(one[j] / double(calls));
+				r[j].push_back(one[0] / one[j]);
+			}
 		}
 	}
-	st.SetItemsProcessed(int64_t(st.iterations() * calls));
-	st.SetBytesProcessed(int64_t(st.iterations() * rp->bytes));
-	st.counters["per"] = double(calls);
+	rp->ns.assign(k, NAN);
+	rp->ratio.assign(k, NAN);
+	for (size_t j = 0; j < k && !t[j].empty(); j++) {
+		if (use_min) {
+			rp->ns[j] = *std::min_element(t[j].begin(), t[j].end());
+			rp->ratio[j] = *std::min_element(t[0].begin(), t[0].end()) / rp->ns[j];
+		} else {
+			rp->ns[j] = median(t[j]);
+			rp->ratio[j] = median(r[j]);
+		}
+		st.counters[(*sides)[j].name + "_ns"] = rp->ns[j];
+	}
+	st.counters["rounds"] = double(t[0].size());
+	st.SetItemsProcessed(int64_t(t[0].size() * k * calls));
 }
 
 } // namespace
@@ -222,7 +282,14 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 			sides[op].push_back({uarch::impl_name(impl), fn});
 		}
 	}
-	std::vector<std::string> order;
+	// Rounds: --benchmark_repetitions=N when given (each side as its own
+	// repetition makes no sense here), else by time.
+	int rounds = 0;
+	for (size_t i = 1; i < args.size(); i++)
+		if (strncmp(args[i], "--benchmark_repetitions=", 24) == 0)
+			rounds = std::max(1, atoi(args[i] + 24));
+	const double budget_ns = o.quick ? 1e8 : 5e8;
+	std::vector<Replay *> order;
 	for (const std::string &path : files) {
 		Profile p;
 		std::string why;
@@ -242,13 +309,15 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 				replays.pop_back();
 				continue;
 			}
-			std::string base = std::string("profile/") + name + "/" + op_name(op);
-			order.push_back(base);
-			for (const Side &s : sides[op]) {
-				void *fn = s.fn;
-				benchmark::RegisterBenchmark((base + "/" + s.name).c_str(),
-					[rp, fn](benchmark::State &st) { run(st, rp, fn); });
-			}
+			order.push_back(rp);
+			const std::vector<Side> *sd = &sides[op];
+			bool use_min = o.min;
+			benchmark::RegisterBenchmark((std::string("profile/") + name + "/" + op_name(op)).c_str(),
+				[rp, sd, rounds, budget_ns, use_min](benchmark::State &st) {
+					run(st, rp, sd, rounds, budget_ns, use_min);
+				})
+				->Iterations(1)
+				->Repetitions(1);
 		}
 	}
 	int argc = int(args.size());
@@ -260,8 +329,7 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 		return 2;
 	for (const std::string &k : skipped)
 		fprintf(stderr, "uarch-bench mem: %s skipped: this CPU cannot run it\n", k.c_str());
-	report::Medians rep;
-	rep.stat = o.min ? "min" : "median";
+	report::Quiet rep;   // the tables are built from the rounds, not from Google Benchmark's times
 	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
 	benchmark::Shutdown();
@@ -269,31 +337,26 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 	std::string title = "uarch-bench mem --profile on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
 			    " memset=" + uarch_impl("memset") +
-			    "\nratio = C library time / uarch time (> 1: uarch faster); replayed profiles, " + rep.stat +
-			    " of the repetitions";
+			    "\nratio = C library time / uarch time (> 1: uarch faster); replayed profiles in paired rounds, " +
+			    (o.min ? std::string("fastest rounds") : std::string("median of the rounds' ratios"));
 	report::Table t{"profiles", title, {"op", "case", "align", "libc_ns", "uarch_ns", "ratio"}, {}, {}};
 	report::Table v{"variants", "variants: C library time / variant time, per profile",
 			{"op", "case", "variant", "variant_ns", "ratio"}, {}, {}};
 	std::vector<std::pair<std::string, double>> ratios;
-	for (const std::string &base : order) {
-		size_t a = base.find('/'), b = base.rfind('/');
-		std::string name = base.substr(a + 1, b - a - 1), op = base.substr(b + 1);
-		double l = rep.get(base + "/libc"), u = rep.get(base + "/uarch");
-		if (!(l > 0 && u > 0))
+	for (const Replay *rp : order) {
+		if (rp->ratio.empty())   // filtered out
 			continue;
-		t.rows.push_back({op, name, "recorded", {l, 3}, {u, 3}, {l / u, 3}});
-		ratios.push_back({op, l / u});
-		uint32_t opi = op == "memcpy" ? p_memcpy : op == "memmove" ? p_memmove : p_memset;
-		for (size_t k = 2; k < sides[opi].size(); k++) {
-			double x = rep.get(base + "/" + sides[opi][k].name);
-			if (x > 0)
-				v.rows.push_back({op, name, sides[opi][k].name, {x, 3}, {l / x, 3}});
-		}
+		std::string op = op_name(rp->op);
+		const std::vector<Side> &sd = sides[rp->op];
+		t.rows.push_back({op, rp->name, "recorded", {rp->ns[0], 3}, {rp->ns[1], 3}, {rp->ratio[1], 3}});
+		ratios.push_back({op, rp->ratio[1]});
+		for (size_t k = 2; k < sd.size(); k++)
+			v.rows.push_back({op, rp->name, sd[k].name, {rp->ns[k], 3}, {rp->ratio[k], 3}});
 	}
 	report::Table g = report::geomean("geometric mean ratio per op over the profiles", ratios);
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
-				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", rep.stat}},
+				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", o.min ? "min of paired rounds" : "median of paired rounds"}},
 			       {t, g, v});
 	return ok ? 0 : 1;
 }
