@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # uarch-bench mem end to end on a few cases: the table lists them in the
-# order they were registered (the runs themselves are interleaved at
-# random), the CSV has the same rows with positive times and ratios that
+# order they were registered, the CSV has the same rows with positive times and ratios that
 # agree with them, the summary's count of rows below 0.97x agrees with the
-# table, and bad input is one line on stderr with exit code 2, before any
-# benchmark runs.
+# table, every case runs the paired rounds asked for, and bad input is one
+# line on stderr with exit code 2, before any benchmark runs. (With one
+# round, a ratio is exactly the quotient of its row's times; with more, the
+# median of the rounds' quotients.)
 bench=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
-"$bench" mem --quick --benchmark_filter='memcpy/(fixed8|fixed100|uniform0-64)/' --csv "$tmp/out.csv" \
+"$bench" mem --quick --benchmark_repetitions=1 --benchmark_filter='memcpy/(fixed8|fixed100|uniform0-64)/' --csv "$tmp/out.csv" \
   --json "$tmp/out.json" >"$tmp/out.txt" 2>&1 \
   || { echo "FAIL run: $(tail -3 "$tmp/out.txt")"; exit 1; }
 rows=$(grep -E '^memcpy +(fixed|uniform)' "$tmp/out.txt" | awk '{print $2 "/" $3}' | tr '\n' ' ')
@@ -43,7 +44,17 @@ else echo "ok   console: tables only"; fi
 # same code), as the table shows them (a row within rounding of a bound may
 # count either way).
 "$bench" mem --benchmark_filter='mem(cpy|move)/fixed(1|2|4|8|16|32|64|128|256)/aligned' \
-  --benchmark_min_time=0.002 --json "$tmp/aa.json" >"$tmp/aa.txt" 2>&1 || { echo "FAIL A/A run: $(tail -3 "$tmp/aa.txt")"; fail=1; }
+  --benchmark_repetitions=5 --benchmark_out="$tmp/gb.json" --benchmark_out_format=json \
+  --json "$tmp/aa.json" >"$tmp/aa.txt" 2>&1 || { echo "FAIL A/A run: $(tail -3 "$tmp/aa.txt")"; fail=1; }
+if python3 - "$tmp/gb.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))["benchmarks"]
+assert len(b) == 18, len(b)
+for x in b:
+    assert x["rounds"] == 5 and x["libc_ns"] > 0 and x["uarch_ns"] > 0, x
+print("ok   18 cases, 5 paired rounds each")
+PY
+then :; else echo "FAIL rounds"; fail=1; fi
 if python3 - "$tmp/aa.txt" "$tmp/aa.json" <<'PY'
 import json, re, sys
 text = open(sys.argv[1]).read()
@@ -67,7 +78,7 @@ then :; else echo "FAIL the below-0.97 summary disagrees with the table:"; grep 
 # column the quotient of its two times, and the line that counts the rows
 # where libuarch.so beats the C library and LIB does not keep 0.97x of it.
 if [ -n "${2:-}" ]; then
-  "$bench" mem --quick --preload "$2" --benchmark_filter='mem(cpy|set)/fixed' --csv "$tmp/pre.csv" >"$tmp/pre.txt" 2>&1 \
+  "$bench" mem --quick --benchmark_repetitions=1 --preload "$2" --benchmark_filter='mem(cpy|set)/fixed' --csv "$tmp/pre.csv" >"$tmp/pre.txt" 2>&1 \
     || { echo "FAIL --preload run: $(tail -3 "$tmp/pre.txt")"; fail=1; }
   if python3 - "$tmp/pre.csv" "$tmp/pre.txt" <<'PY'
 import csv, re, sys

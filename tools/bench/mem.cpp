@@ -1,11 +1,11 @@
 // uarch-bench mem: uarch_memcpy/memmove/memset against the C library's, in
 // one process, each called through a volatile function pointer (so neither
-// is inlined or specialised), registered alternately (C library, then
-// uarch, for each case), and by default run as short repetitions in random
-// order across all cases, so drift in clock or load hits both alike; the
-// table uses the medians (--min: the fastest repetitions). The table
-// compares CPU time (the process's), which a busy machine disturbs less
-// than wall time; Google Benchmark's own output shows both.
+// is inlined or specialised). Each case is one benchmark whose sides run
+// in paired rounds (paired.h: back to back, the first side turning each
+// round), so drift in clock or load hits both alike; the table gives each
+// side's median time and the median of the rounds' ratios (--min: the
+// fastest rounds). Time is the thread's CPU time, which a busy machine
+// disturbs less than wall time.
 //
 // Cases, each aligned (dst and src 64-byte aligned) and misaligned (dst+1,
 // src+3; memset dst+1):
@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "paired.h"
 #include "profile_replay.h"
 #include "report.h"
 #include "uarch.h"
@@ -164,18 +165,29 @@ Work page_end_work(uint64_t seed)
 	return w;
 }
 
-void run(benchmark::State &st, Op op, int side, const Work *w, const Buffers *b)
+// One case: its calls, buffers, and the paired rounds' result.
+struct Case {
+	Op op;
+	const Work *w;
+	const Buffers *b;
+	paired::Result res;
+};
+
+void run(benchmark::State &st, Case *c, int rounds, double budget_ns, bool use_min)
 {
-	char *d = b->dst + w->dmis;
-	const char *s = b->src + w->smis;
+	const Work *w = c->w;
+	char *d = c->b->dst + w->dmis;
+	const char *s = c->b->src + w->smis;
 	const uint32_t *size = w->size.data();
 	const uint16_t *off = w->off.data();
-	size_t calls = w->size.size();
-	// Read once: a value from a volatile is opaque to the compiler, so
-	// the call stays indirect, without a load of the pointer per call.
-	SetFn set = g_set[side];
-	CopyFn copy = g_copy[op][side];
-	for (auto _ : st) {
+	const size_t calls = w->size.size();
+	const Op op = c->op;
+	auto batch = [&](size_t side) {
+		// Read once a batch: a value from a volatile is opaque to the
+		// compiler, so the call stays indirect, without a load of the
+		// pointer per call.
+		SetFn set = g_set[side];
+		CopyFn copy = g_copy[op][side];
 		if (op == op_memset) {
 			for (size_t i = 0; i < calls; i++)
 				set(d + off[i], int(i) + w->fill, size[i]);
@@ -188,16 +200,24 @@ void run(benchmark::State &st, Op op, int side, const Work *w, const Buffers *b)
 				copy(d + off[i], s + soff[i], size[i]);
 		}
 		benchmark::ClobberMemory();
-	}
-	st.SetItemsProcessed(int64_t(st.iterations() * calls));
-	st.SetBytesProcessed(int64_t(st.iterations() * w->bytes));
-	st.counters["per"] = double(calls);
+	};
+	for (auto _ : st)
+		c->res = paired::run(size_t(g_sides), calls, batch, rounds, budget_ns, use_min);
+	for (int j = 0; j < g_sides; j++)
+		st.counters[std::string(side_names[j]) + "_ns"] = c->res.ns[j];
+	st.counters["rounds"] = double(c->res.rounds);
 }
 
 struct Row {
 	std::string op, name, align;
 	double ns[3] = {NAN, NAN, NAN};   // per call: [libc, uarch], or [shared, preload, libc]
-	double ratio() const { return ns[0] / ns[1]; }
+	double q[3] = {1, NAN, NAN};      // the paired ratios: ns[0]'s side / each side
+	double ratio() const { return q[1]; }
+	// --preload: the C library's time / the time through libuarch.so, and
+	// / the time through the preload library (q[1] / q[2]: exact with one
+	// round, the quotient of two medians with more).
+	double libc_shared() const { return 1 / q[2]; }
+	double libc_preload() const { return q[1] / q[2]; }
 };
 
 // An A/A check in every run: where uarch binds memcpy and memmove to the
@@ -350,9 +370,10 @@ bool write_plot(const std::string &png, const std::vector<Row> &rows)
 int bench_mem(int argc, char **argv)
 {
 	report::Options o = report::parse(argc, argv);
-	std::string stat = o.min ? "min" : "median", preload;
+	std::string stat = o.min ? "fastest of the paired rounds" : "median of the paired rounds", preload;
 	std::vector<std::string> profiles;   // --profile FILE: replay (profile_replay.cpp)
-	bool quick = o.quick, has_min_time = false, has_reps = false;
+	bool quick = o.quick;
+	int rounds = 0;   // --benchmark_repetitions=N: N paired rounds a case
 	std::vector<char *> args = {argv[0]};
 	for (size_t i = 1; i < o.rest.size(); i++) {
 		std::string a = o.rest[i];
@@ -380,10 +401,10 @@ int bench_mem(int argc, char **argv)
 			preload = a.substr(10);
 			continue;
 		}
-		if (a.rfind("--benchmark_min_time", 0) == 0)
-			has_min_time = true;
-		if (a.rfind("--benchmark_repetitions", 0) == 0)
-			has_reps = true;
+		if (a.rfind("--benchmark_repetitions=", 0) == 0) {
+			rounds = std::max(1, atoi(a.c_str() + 24));
+			continue;
+		}
 		args.push_back(o.rest[i]);
 	}
 	if (const char *p = getenv("LD_PRELOAD"))
@@ -391,26 +412,16 @@ int bench_mem(int argc, char **argv)
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
 	if (!profiles.empty())   // its own rounds (profile_replay.cpp), not the defaults below
 		return bench_mem_profiles(profiles, args, o);
-	// By default every case runs as several short repetitions in random
-	// order across all cases, and the table takes medians: on a shared
-	// machine the load drifts over seconds, and one long run per side let
-	// the drift decide single rows. (An A/A check, memcpy against memmove,
-	// the same code on both sides: with one long run per side their rows
-	// differed by a median 8% and up to 48%; this way by a median 4-7% and
-	// up to 35% on a 2-vCPU Zen 3 guest. Single runs of one case vary by
-	// 5-15% there, so the median needs several.)
-	static std::string min_time, reps;
-	if (!has_min_time) {
-		min_time = has_reps ? (quick ? "--benchmark_min_time=0.02" : "--benchmark_min_time=0.1")
-				    : (quick ? "--benchmark_min_time=0.01" : "--benchmark_min_time=0.02");
-		args.push_back(min_time.data());
-	}
-	if (!has_reps) {
-		reps = quick ? "--benchmark_repetitions=3" : "--benchmark_repetitions=7";
-		args.push_back(reps.data());
-		args.push_back(const_cast<char *>("--benchmark_enable_random_interleaving=true"));
-		args.push_back(const_cast<char *>("--benchmark_display_aggregates_only=true"));
-	}
+	// Each case one benchmark, its sides timed in paired rounds (paired.h):
+	// as many as fit 0.3 s a case (--quick: 0.04 s). On a shared machine
+	// the load drifts over seconds; before, each side was its own
+	// benchmark, run as 7 short repetitions in random order across all
+	// cases, the table taking the medians, and an A/A check (memcpy
+	// against memmove, the same code on both sides) still differed by a
+	// median 4-7% and up to 35% on a 2-vCPU Zen 3 guest, 2-5% and p90
+	// 10-16% on a Zen 4 one.
+	const double budget_ns = quick ? 4e7 : 3e8;
+	const bool use_min = o.min;
 
 	g_copy[op_memcpy][0] = &::memcpy;
 	g_copy[op_memcpy][1] = &uarch_memcpy;
@@ -423,19 +434,20 @@ int bench_mem(int argc, char **argv)
 
 	static Buffers small(16384), large(size_t(64) << 20);
 	static std::deque<Work> works;   // push_back keeps addresses stable
+	static std::deque<Case> cases;
 	std::vector<std::string> order;  // the table's rows: as registered, not as run
+	std::vector<Case *> row_case;    // the same, their cases
 	auto add = [&](Op op, const std::string &name, const std::string &align, Work w, const Buffers *b) {
 		works.push_back(std::move(w));
-		const Work *wp = &works.back();
+		cases.push_back(Case{op, &works.back(), b, {}});
+		Case *cp = &cases.back();
 		std::string base = std::string(op_names[op]) + "/" + name + "/" + align;
 		order.push_back(base);
-		for (int side = 0; side < g_sides; side++) {
-			auto *bm = benchmark::RegisterBenchmark((base + "/" + side_names[side]).c_str(),
-				[op, side, wp, b](benchmark::State &st) { run(st, op, side, wp, b); });
-			bm->ComputeStatistics("min", [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); });
-			if (wp->size.size() == 1 && wp->bytes >= (size_t(4) << 20))
-				bm->Iterations(std::max<int64_t>(3, int64_t((size_t(256) << 20) / wp->bytes)));
-		}
+		benchmark::RegisterBenchmark(base.c_str(),
+			[cp, rounds, budget_ns, use_min](benchmark::State &st) { run(st, cp, rounds, budget_ns, use_min); })
+			->Iterations(1)
+			->Repetitions(1);
+		row_case.push_back(cp);
 	};
 
 	const uint32_t uniform[] = {16, 64, 256, 1024, 4096};
@@ -507,32 +519,35 @@ int bench_mem(int argc, char **argv)
 	// path fails before minutes of work.
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
-	report::Medians rep;
-	rep.stat = stat;
+	report::Quiet rep;   // the table is built from the rounds, not from Google Benchmark's times
 	rep.show = o.rows;
 	benchmark::RunSpecifiedBenchmarks(&rep);
 	benchmark::Shutdown();
 
 	// The table's rows: as registered (op/case/align), not as run.
 	std::vector<Row> done;
-	for (const std::string &k : order) {
+	for (size_t i = 0; i < order.size(); i++) {
+		const std::string &k = order[i];
+		const paired::Result &res = row_case[i]->res;
+		if (res.ns.size() != size_t(g_sides))   // filtered out
+			continue;
 		Row r;
 		size_t a = k.find('/'), c = k.rfind('/');
 		r.op = k.substr(0, a);
 		r.name = k.substr(a + 1, c - a - 1);
 		r.align = k.substr(c + 1);
-		bool complete = true;
-		for (int side = 0; side < g_sides; side++)
-			complete &= !std::isnan(r.ns[side] = rep.get(k + "/" + side_names[side]));
-		if (complete)
-			done.push_back(r);
+		for (int side = 0; side < g_sides; side++) {
+			r.ns[side] = res.ns[side];
+			r.q[side] = res.ratio[side];
+		}
+		done.push_back(r);
 	}
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
 			    " memset=" + uarch_impl("memset") +
 			    (preload.empty() ? "\nratio = C library time / uarch time (> 1: uarch faster), "
 					     : "\nratio = time through libuarch.so / time through the preload entries (same variants), ") +
-			    stat + " of the repetitions";
+			    stat;
 	report::Table t{"mem", title, {"op", "case", "align", std::string(side_names[0]) + "_ns",
 				       std::string(side_names[1]) + "_ns", "ratio"}, {}, {}};
 	if (g_sides == 3) {
@@ -545,8 +560,8 @@ int bench_mem(int argc, char **argv)
 		t.rows.push_back({r.op, r.name, r.align, {r.ns[0], 3}, {r.ns[1], 3}, {r.ratio(), 3}});
 		if (g_sides == 3) {
 			t.rows.back().push_back({r.ns[2], 3});
-			t.rows.back().push_back({r.ns[2] / r.ns[0], 3});
-			t.rows.back().push_back({r.ns[2] / r.ns[1], 3});
+			t.rows.back().push_back({r.libc_shared(), 3});
+			t.rows.back().push_back({r.libc_preload(), 3});
 		}
 		ratios.push_back({r.op, r.ratio()});
 	}
@@ -575,13 +590,13 @@ int bench_mem(int argc, char **argv)
 		size_t wins = 0, lost = 0;
 		std::string which;
 		for (const Row &r : done) {
-			if (r.name.rfind("fixed", 0) != 0 || !(r.ns[2] / r.ns[0] >= 1.0))
+			if (r.name.rfind("fixed", 0) != 0 || !(r.libc_shared() >= 1.0))
 				continue;
 			wins++;
-			if (r.ns[2] / r.ns[1] < 0.97) {
+			if (r.libc_preload() < 0.97) {
 				char b[96];
 				snprintf(b, sizeof b, "%s%s/%s/%s %.2f", lost ? ", " : "", r.op.c_str(), r.name.c_str(),
-					 r.align.c_str(), r.ns[2] / r.ns[1]);
+					 r.align.c_str(), r.libc_preload());
 				if (lost++ < 12)
 					which += b;
 			}

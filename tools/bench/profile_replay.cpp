@@ -11,19 +11,12 @@
 // Sides: the C library, uarch (the bound variant), and every variant of
 // the op that this CPU can run, called by name.
 //
-// Paired rounds: one benchmark per op and profile, whose rounds run the
-// batch once on every side back to back (the first side turning each
-// round), timed in the thread's CPU time. A row's ratio is the median over
-// the rounds of that round's C library time / the side's time, so drift
-// in the machine's load, which moves both sides of a round alike, cancels.
-// Its times are the medians of the rounds (--min: the fastest, and the
-// ratio theirs). The first round warms caches and predictors and is not
-// counted. Rounds: --benchmark_repetitions=N when given, else as many as
-// fit about half a second a case (--quick: a tenth), at least 5 and at
-// most 201. (Each side as its own benchmark, repetitions in random order
-// across all cases, as in the synthetic table, let a row drift by up to
-// 25% between runs on a 2-vCPU Zen 4 guest: gzip's memset replay, the
-// same code on both sides, 0.78-1.23x in three runs.)
+// One benchmark per op and profile, its sides timed in paired rounds
+// (paired.h): rounds --benchmark_repetitions=N when given, else as many as
+// fit about half a second a case (--quick: a tenth). (Each side as its own
+// benchmark, repetitions in random order across all cases, let a row drift
+// by up to 25% between runs on a 2-vCPU Zen 4 guest: gzip's memset replay,
+// the same code on both sides, 0.78-1.23x in three runs.)
 #include <benchmark/benchmark.h>
 #include <gnu/libc-version.h>
 #include <stdio.h>
@@ -31,13 +24,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <dirent.h>
-#include <time.h>
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <map>
 #include <random>
 #include "bench.h"
+#include "paired.h"
 #include "dispatch/state.h"
 #include "profile.h"
 #include "profile_replay.h"
@@ -147,75 +140,36 @@ struct Side {
 	void *fn;
 };
 
-// One batch on one side: thread CPU time in ns.
-double time_batch(const Replay *rp, void *fn)
+// The paired rounds of one replay, its results kept in *rp.
+void run(benchmark::State &st, Replay *rp, const std::vector<Side> *sides, int rounds, double budget_ns, bool use_min)
 {
 	const uint32_t *size = rp->size.data(), *doff = rp->doff.data(), *soff = rp->soff.data();
 	const size_t calls = rp->size.size();
 	char *d = rp->dst;
 	const char *s = rp->src;
-	timespec t0, t1;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	if (rp->op == p_memset) {
-		SetFn f = reinterpret_cast<SetFn>(fn);
-		benchmark::DoNotOptimize(f);
-		for (size_t i = 0; i < calls; i++)
-			f(d + doff[i], int(i), size[i]);
-	} else {
-		CopyFn f = reinterpret_cast<CopyFn>(fn);
-		benchmark::DoNotOptimize(f);
-		for (size_t i = 0; i < calls; i++)
-			f(d + doff[i], s + soff[i], size[i]);
-	}
-	benchmark::ClobberMemory();
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-	return double(t1.tv_sec - t0.tv_sec) * 1e9 + double(t1.tv_nsec - t0.tv_nsec);
-}
-
-double median(std::vector<double> v)
-{
-	std::sort(v.begin(), v.end());
-	size_t n = v.size();
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// The paired rounds (see the top of the file); side 0 is the C library.
-// rounds: 0 for as many as fit `budget_ns`.
-void run(benchmark::State &st, Replay *rp, const std::vector<Side> *sides, int rounds, double budget_ns, bool use_min)
-{
-	const size_t k = sides->size(), calls = rp->size.size();
-	std::vector<std::vector<double>> t(k), r(k);
-	for (auto _ : st) {
-		double round_ns = 0;
-		for (size_t j = 0; j < k; j++)   // the warm-up round, which also sizes the run
-			round_ns += time_batch(rp, (*sides)[j].fn);
-		int n = rounds > 0 ? rounds : int(std::clamp(budget_ns / std::max(round_ns, 1.0), 5.0, 201.0));
-		std::vector<double> one(k);
-		for (int i = 0; i < n; i++) {
-			for (size_t j = 0; j < k; j++) {
-				size_t side = (size_t(i) + j) % k;
-				one[side] = time_batch(rp, (*sides)[side].fn);
-			}
-			for (size_t j = 0; j < k; j++) {
-				t[j].push_back(one[j] / double(calls));
-				r[j].push_back(one[0] / one[j]);
-			}
-		}
-	}
-	rp->ns.assign(k, NAN);
-	rp->ratio.assign(k, NAN);
-	for (size_t j = 0; j < k && !t[j].empty(); j++) {
-		if (use_min) {
-			rp->ns[j] = *std::min_element(t[j].begin(), t[j].end());
-			rp->ratio[j] = *std::min_element(t[0].begin(), t[0].end()) / rp->ns[j];
+	auto batch = [&](size_t side) {
+		void *fn = (*sides)[side].fn;
+		if (rp->op == p_memset) {
+			SetFn f = reinterpret_cast<SetFn>(fn);
+			benchmark::DoNotOptimize(f);
+			for (size_t i = 0; i < calls; i++)
+				f(d + doff[i], int(i), size[i]);
 		} else {
-			rp->ns[j] = median(t[j]);
-			rp->ratio[j] = median(r[j]);
+			CopyFn f = reinterpret_cast<CopyFn>(fn);
+			benchmark::DoNotOptimize(f);
+			for (size_t i = 0; i < calls; i++)
+				f(d + doff[i], s + soff[i], size[i]);
 		}
-		st.counters[(*sides)[j].name + "_ns"] = rp->ns[j];
-	}
-	st.counters["rounds"] = double(t[0].size());
-	st.SetItemsProcessed(int64_t(t[0].size() * k * calls));
+		benchmark::ClobberMemory();
+	};
+	paired::Result res;
+	for (auto _ : st)
+		res = paired::run(sides->size(), calls, batch, rounds, budget_ns, use_min);
+	rp->ns = res.ns;
+	rp->ratio = res.ratio;
+	for (size_t j = 0; j < res.ns.size(); j++)
+		st.counters[(*sides)[j].name + "_ns"] = res.ns[j];
+	st.counters["rounds"] = double(res.rounds);
 }
 
 } // namespace

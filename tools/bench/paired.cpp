@@ -1,0 +1,73 @@
+// Paired rounds (paired.h).
+#include "paired.h"
+#include <time.h>
+#include <algorithm>
+#include <cmath>
+
+namespace paired {
+namespace {
+
+double thread_ns()
+{
+	timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+} // namespace
+
+Result run(size_t sides, size_t calls, const std::function<void(size_t)> &batch, int rounds, double budget_ns,
+	   bool use_min)
+{
+	constexpr double min_sample_ns = 2e5;
+	auto sample = [&](size_t side, size_t reps) {
+		double t0 = thread_ns();
+		for (size_t r = 0; r < reps; r++)
+			batch(side);
+		return thread_ns() - t0;
+	};
+	double warm = 0, slowest = 0;
+	for (size_t j = 0; j < sides; j++) {
+		double t = sample(j, 1);
+		warm += t;
+		slowest = std::max(slowest, t);
+	}
+	// Every side the same number of batches a sample, set by the slowest.
+	size_t reps = size_t(std::ceil(min_sample_ns / std::max(slowest, 1.0)));
+	reps = std::max<size_t>(1, std::min<size_t>(reps, 1 << 16));
+	size_t n = rounds > 0 ? size_t(rounds)
+			      : size_t(std::clamp(budget_ns / std::max(warm * double(reps), 1.0), 5.0, 201.0));
+	std::vector<std::vector<double>> t(sides), q(sides);
+	std::vector<double> one(sides);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < sides; j++) {
+			size_t side = (i + j) % sides;
+			one[side] = sample(side, reps) / double(reps * calls);
+		}
+		for (size_t j = 0; j < sides; j++) {
+			t[j].push_back(one[j]);
+			q[j].push_back(one[0] / one[j]);
+		}
+	}
+	Result res;
+	res.rounds = n;
+	for (size_t j = 0; j < sides; j++) {
+		if (use_min) {
+			res.ns.push_back(*std::min_element(t[j].begin(), t[j].end()));
+			res.ratio.push_back(*std::min_element(t[0].begin(), t[0].end()) / res.ns.back());
+		} else {
+			res.ns.push_back(median(t[j]));
+			res.ratio.push_back(median(q[j]));
+		}
+	}
+	return res;
+}
+
+} // namespace paired
