@@ -182,24 +182,13 @@ void run(benchmark::State &st, Case *c, int rounds, double budget_ns, bool use_m
 	const uint16_t *off = w->off.data();
 	const size_t calls = w->size.size();
 	const Op op = c->op;
+	// The pointers from a volatile: opaque to the compiler, so the calls
+	// stay indirect.
 	auto batch = [&](size_t side) {
-		// Read once a batch: a value from a volatile is opaque to the
-		// compiler, so the call stays indirect, without a load of the
-		// pointer per call.
-		SetFn set = g_set[side];
-		CopyFn copy = g_copy[op][side];
-		if (op == op_memset) {
-			for (size_t i = 0; i < calls; i++)
-				set(d + off[i], int(i) + w->fill, size[i]);
-		} else if (w->soff.empty()) {
-			for (size_t i = 0; i < calls; i++)
-				copy(d + off[i], s + off[i], size[i]);
-		} else {
-			const uint16_t *soff = w->soff.data();
-			for (size_t i = 0; i < calls; i++)
-				copy(d + off[i], s + soff[i], size[i]);
-		}
-		benchmark::ClobberMemory();
+		if (op == op_memset)
+			paired::set_batch(g_set[side], d, size, off, calls, w->fill);
+		else
+			paired::copy_batch(g_copy[op][side], d, s, size, off, w->soff.empty() ? off : w->soff.data(), calls);
 	};
 	for (auto _ : st)
 		c->res = paired::run(size_t(g_sides), calls, batch, rounds, budget_ns, use_min);
@@ -411,7 +400,7 @@ int bench_mem(int argc, char **argv)
 		if (strstr(p, "uarch"))
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
 	if (!profiles.empty())   // its own rounds (profile_replay.cpp), not the defaults below
-		return bench_mem_profiles(profiles, args, o);
+		return bench_mem_profiles(profiles, args, o, rounds);
 	// Each case one benchmark, its sides timed in paired rounds (paired.h):
 	// as many as fit 0.3 s a case (--quick: 0.04 s). On a shared machine
 	// the load drifts over seconds; before, each side was its own

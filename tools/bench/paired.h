@@ -1,20 +1,59 @@
-// Paired rounds: how uarch-bench mem times the sides of a case (the C
-// library, uarch, and others) against each other on a shared, drifting
-// machine. A round runs one sample on every side back to back, the first
-// side turning from round to round; a side's time is its median over the
-// rounds (--min: its fastest), and its ratio the median over the rounds of
-// side 0's time / its time in the same round, so a change in the machine's
-// load, which moves the samples of a round alike, cancels. The first round
-// warms caches and predictors, sizes the samples (a batch repeated until a
-// sample takes at least 200 us, so that the clock's cost is lost in it)
-// and is not counted. Time is the thread's CPU time: descheduling by other
-// load does not count.
+// Paired rounds: how uarch-bench mem times the sides of a case (side 0,
+// the C library, against uarch, and against others) on a shared, drifting
+// machine. A round runs, for each other side j, one sample of side j and
+// then one of side 0: side 0 always follows the side it is compared with,
+// and each side follows side 0. A side's time is its median over the
+// rounds (side 0's: of the samples after side 1; --min: the fastest), and
+// its ratio the median over the rounds of side 0's time / its time in the
+// same pair, so a change in the machine's load, which moves the two
+// samples of a pair alike, cancels. The first round warms caches and
+// predictors, sizes the samples (a batch repeated until a sample takes at
+// least 200 us, so that the clock's cost is lost in it) and is not
+// counted. Time is the thread's CPU time: descheduling by other load does
+// not count.
+//
+// What a sample follows matters. On the Zen 4 guest (family 0x19 model
+// 0x11), uarch's avx512 memcpy on the fleet mix (uarch-bench mem's
+// "fleet") took 4.1-4.6 ns a call where each sample followed one of its
+// own, 5.3-6.1 ns where it followed one of glibc's, and 3.8 ns run 5 times
+// back to back (each side as its own benchmark, as uarch-bench mem did
+// before, came out near the last): the fleet ratio is about 1.8x this way,
+// 2.4x that way. A program runs other code between its copies, so no side
+// here follows itself. And a comparison of several sides in one fixed
+// cycle made the C library's sample follow the last variant's: after the
+// bare rep stosb variant's, that variant came out 1.02-1.07x glibc on
+// three memset replays where it runs 0.6-0.8x glibc in the table's cases.
 #pragma once
 #include <stddef.h>
+#include <stdint.h>
 #include <functional>
 #include <vector>
 
 namespace paired {
+
+// One batch of calls, a function of its own: its loop keeps the pointers
+// it reads in registers across the calls. (A lambda capturing them by
+// reference reloaded each from its closure after every call: on the Zen 4
+// guest 35-75% more time per call on both sides, every ratio pulled
+// toward 1.) Offsets: from d, and from s (copies).
+template <class Off>
+__attribute__((noinline)) void copy_batch(void *(*f)(void *, const void *, size_t), char *d, const char *s,
+					  const uint32_t *size, const Off *doff, const Off *soff, size_t calls)
+{
+	for (size_t i = 0; i < calls; i++)
+		f(d + doff[i], s + soff[i], size[i]);
+	__asm__ volatile("" : : : "memory");
+}
+
+// Fills with the byte (i + fill) for call i.
+template <class Off>
+__attribute__((noinline)) void set_batch(void *(*f)(void *, int, size_t), char *d, const uint32_t *size,
+					 const Off *doff, size_t calls, int fill)
+{
+	for (size_t i = 0; i < calls; i++)
+		f(d + doff[i], int(i) + fill, size[i]);
+	__asm__ volatile("" : : : "memory");
+}
 
 struct Result {
 	std::vector<double> ns;      // per side: ns per call

@@ -149,18 +149,10 @@ void run(benchmark::State &st, Replay *rp, const std::vector<Side> *sides, int r
 	const char *s = rp->src;
 	auto batch = [&](size_t side) {
 		void *fn = (*sides)[side].fn;
-		if (rp->op == p_memset) {
-			SetFn f = reinterpret_cast<SetFn>(fn);
-			benchmark::DoNotOptimize(f);
-			for (size_t i = 0; i < calls; i++)
-				f(d + doff[i], int(i), size[i]);
-		} else {
-			CopyFn f = reinterpret_cast<CopyFn>(fn);
-			benchmark::DoNotOptimize(f);
-			for (size_t i = 0; i < calls; i++)
-				f(d + doff[i], s + soff[i], size[i]);
-		}
-		benchmark::ClobberMemory();
+		if (rp->op == p_memset)
+			paired::set_batch(reinterpret_cast<SetFn>(fn), d, size, doff, calls, 0);
+		else
+			paired::copy_batch(reinterpret_cast<CopyFn>(fn), d, s, size, doff, soff, calls);
 	};
 	paired::Result res;
 	for (auto _ : st)
@@ -210,7 +202,8 @@ std::vector<std::string> committed_profiles()
 	return out;
 }
 
-int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *> args, const report::Options &o)
+int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *> args, const report::Options &o,
+		       int rounds)
 {
 	static std::deque<Replay> replays;
 	std::map<uint32_t, std::vector<Side>> sides;
@@ -236,12 +229,6 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 			sides[op].push_back({uarch::impl_name(impl), fn});
 		}
 	}
-	// Rounds: --benchmark_repetitions=N when given (each side as its own
-	// repetition makes no sense here), else by time.
-	int rounds = 0;
-	for (size_t i = 1; i < args.size(); i++)
-		if (strncmp(args[i], "--benchmark_repetitions=", 24) == 0)
-			rounds = std::max(1, atoi(args[i] + 24));
 	const double budget_ns = o.quick ? 1e8 : 5e8;
 	std::vector<Replay *> order;
 	for (const std::string &path : files) {

@@ -5,9 +5,11 @@
 #include "report.h"
 
 // files: the profiles; args: Google Benchmark's argv (args[0] the program);
-// o: the common output flags. Returns an exit status; a bad profile is one
+// o: the common output flags; rounds: the paired rounds a replay (0: as
+// many as fit half a second). Returns an exit status; a bad profile is one
 // line and 2.
-int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *> args, const report::Options &o);
+int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *> args, const report::Options &o,
+		       int rounds);
 
 // One op of one profile as a batch of calls for the default table: sizes
 // and destination/source offsets (a cache line of a 4 KiB window plus the
