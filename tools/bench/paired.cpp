@@ -33,28 +33,23 @@ Result run(size_t sides, size_t calls, const std::function<void(size_t)> &batch,
 			batch(side);
 		return thread_ns() - t0;
 	};
-	// The warm-up round, one batch a sample, in the rounds' order: side j,
-	// then side 0, for each j.
-	double warm = 0, slowest = 0;
-	for (size_t j = 1; j < sides; j++)
-		for (size_t k : {j, size_t(0)}) {
-			double t = sample(k, 1);
-			warm += t;
-			slowest = std::max(slowest, t);
-		}
-	// Every side the same number of batches a sample, set by the slowest.
-	size_t reps = size_t(std::ceil(min_sample_ns / std::max(slowest, 1.0)));
-	reps = std::max<size_t>(1, std::min<size_t>(reps, 1 << 16));
-	size_t n = rounds > 0 ? size_t(rounds)
-			      : size_t(std::clamp(budget_ns / std::max(warm * double(reps), 1.0), 5.0, 201.0));
-	// t[j]: side j's samples (side 0: those that followed side 1); q[j]:
-	// side 0's sample that followed side j's / side j's.
+	// t[j]: side j's samples (side 0: those after side 1); q[j]: the
+	// sample of side 0 that followed side j's / side j's.
 	std::vector<std::vector<double>> t(sides), q(sides);
-	const double per = double(reps * calls);
-	for (size_t i = 0; i < n; i++) {
-		for (size_t j = 1; j < sides; j++) {
-			double tj = sample(j, reps) / per;
-			double t0 = sample(0, reps) / per;
+	size_t n = 0;
+	for (size_t j = 1; j < sides; j++) {
+		// The pair's warm-up round, one batch a sample; every sample of
+		// the pair the same number of batches, set by the slower side.
+		double tj = sample(j, 1), t0 = sample(0, 1);
+		size_t reps = size_t(std::ceil(min_sample_ns / std::max(std::max(tj, t0), 1.0)));
+		reps = std::max<size_t>(1, std::min<size_t>(reps, 1 << 16));
+		double share = budget_ns / double(sides - 1);
+		n = rounds > 0 ? size_t(rounds)
+			       : size_t(std::clamp(share / std::max((tj + t0) * double(reps), 1.0), 5.0, 201.0));
+		const double per = double(reps * calls);
+		for (size_t i = 0; i < n; i++) {
+			tj = sample(j, reps) / per;
+			t0 = sample(0, reps) / per;
 			t[j].push_back(tj);
 			q[j].push_back(t0 / tj);
 			if (j == 1)
@@ -62,7 +57,7 @@ Result run(size_t sides, size_t calls, const std::function<void(size_t)> &batch,
 		}
 	}
 	Result res;
-	res.rounds = n;
+	res.rounds = n;   // the last pair's
 	res.ns.push_back(use_min ? *std::min_element(t[0].begin(), t[0].end()) : median(t[0]));
 	res.ratio.push_back(1);
 	for (size_t j = 1; j < sides; j++) {

@@ -1,16 +1,16 @@
 // Paired rounds: how uarch-bench mem times the sides of a case (side 0,
 // the C library, against uarch, and against others) on a shared, drifting
-// machine. A round runs, for each other side j, one sample of side j and
-// then one of side 0: side 0 always follows the side it is compared with,
-// and each side follows side 0. A side's time is its median over the
-// rounds (side 0's: of the samples after side 1; --min: the fastest), and
-// its ratio the median over the rounds of side 0's time / its time in the
-// same pair, so a change in the machine's load, which moves the two
-// samples of a pair alike, cancels. The first round warms caches and
-// predictors, sizes the samples (a batch repeated until a sample takes at
-// least 200 us, so that the clock's cost is lost in it) and is not
-// counted. Time is the thread's CPU time: descheduling by other load does
-// not count.
+// machine. Each other side j is compared with side 0 in a run of rounds of
+// its own: a sample of side j, then one of side 0, repeated, so that each
+// follows the other and never itself or a third side. A side's time is its
+// median over its rounds (side 0's: over those against side 1; --min: the
+// fastest), and its ratio the median over the rounds of side 0's time /
+// its time in the same round, so a change in the machine's load, which
+// moves the two samples of a round alike, cancels. A warm-up round before
+// each run warms caches and predictors, sizes the samples (a batch
+// repeated until a sample takes at least 200 us, so that the clock's cost
+// is lost in it) and is not counted. Time is the thread's CPU time:
+// descheduling by other load does not count.
 //
 // What a sample follows matters. On the Zen 4 guest (family 0x19 model
 // 0x11), uarch's avx512 memcpy on the fleet mix (uarch-bench mem's
@@ -19,10 +19,11 @@
 // back to back (each side as its own benchmark, as uarch-bench mem did
 // before, came out near the last): the fleet ratio is about 1.8x this way,
 // 2.4x that way. A program runs other code between its copies, so no side
-// here follows itself. And a comparison of several sides in one fixed
-// cycle made the C library's sample follow the last variant's: after the
-// bare rep stosb variant's, that variant came out 1.02-1.07x glibc on
-// three memset replays where it runs 0.6-0.8x glibc in the table's cases.
+// here follows itself. Nor a third side: with every side in one cycle
+// (uarch, glibc, each variant, glibc, ...), uarch's memset ratio on the
+// node, python-bytes and python-json replays came out 0.91-0.95, 2-4%
+// below the avx512 variant's, the same code called by name, and 3-8% below
+// the same replays in a run of uarch and glibc alone (0.99).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -32,10 +33,10 @@
 namespace paired {
 
 // One batch of calls, a function of its own: its loop keeps the pointers
-// it reads in registers across the calls. (A lambda capturing them by
-// reference reloaded each from its closure after every call: on the Zen 4
-// guest 35-75% more time per call on both sides, every ratio pulled
-// toward 1.) Offsets: from d, and from s (copies).
+// it reads in registers across the calls (a lambda capturing them by
+// reference reloads each from its closure after every call, time that
+// both sides pay and that pulls every ratio toward 1). Offsets: from d,
+// and from s (copies).
 template <class Off>
 __attribute__((noinline)) void copy_batch(void *(*f)(void *, const void *, size_t), char *d, const char *s,
 					  const uint32_t *size, const Off *doff, const Off *soff, size_t calls)
@@ -61,8 +62,9 @@ struct Result {
 	size_t rounds = 0;
 };
 
-// batch(side) makes `calls` calls on side. rounds: that many, or 0 for as
-// many as fit budget_ns, at least 5 and at most 201.
+// batch(side) makes `calls` calls on side. rounds: that many a side, or 0
+// for as many as fit budget_ns (all sides together), at least 5 and at
+// most 201.
 Result run(size_t sides, size_t calls, const std::function<void(size_t)> &batch, int rounds, double budget_ns,
 	   bool use_min);
 
