@@ -16,8 +16,9 @@ static int usage()
 		"  --json FILE  the result tables as one JSON document\n"
 		"  --rows       Google Benchmark's own rows on the console too (--benchmark_out=FILE\n"
 		"               --benchmark_out_format=json|csv writes them to a file)\n"
-		"  mem    uarch_memcpy/memmove/memset against the C library's\n"
-		"         (--preload LIB: libuarch.so's against LIB's memcpy/memmove/memset;\n"
+		"  mem    uarch_memcpy/memmove/memset against the C library's, in paired rounds\n"
+		"         (--benchmark_repetitions=N: N rounds a case;\n"
+		"          --preload LIB: libuarch.so's against LIB's memcpy/memmove/memset;\n"
 		"          --profile FILE...: replay uarch-prof profiles, glibc against uarch and each variant)\n"
 		"  sync   barriers and prefetch against their usual forms\n"
 		"  idle   wait/wake latency against a plain futex\n");

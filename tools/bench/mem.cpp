@@ -1,11 +1,11 @@
 // uarch-bench mem: uarch_memcpy/memmove/memset against the C library's, in
 // one process, each called through a volatile function pointer (so neither
 // is inlined or specialised). Each case is one benchmark whose sides run
-// in paired rounds (paired.h: back to back, the first side turning each
-// round), so drift in clock or load hits both alike; the table gives each
-// side's median time and the median of the rounds' ratios (--min: the
-// fastest rounds). Time is the thread's CPU time, which a busy machine
-// disturbs less than wall time.
+// in paired rounds (paired.h: a sample of uarch, then one of the C
+// library, repeated), so drift in clock or load hits both alike; the table
+// gives each side's median time and the median of the rounds' ratios
+// (--min: the fastest rounds). Time is the thread's CPU time, which a busy
+// machine disturbs less than wall time.
 //
 // Cases, each aligned (dst and src 64-byte aligned) and misaligned (dst+1,
 // src+3; memset dst+1):
@@ -202,9 +202,9 @@ struct Row {
 	double ns[3] = {NAN, NAN, NAN};   // per call: [libc, uarch], or [shared, preload, libc]
 	double q[3] = {1, NAN, NAN};      // the paired ratios: ns[0]'s side / each side
 	double ratio() const { return q[1]; }
-	// --preload: the C library's time / the time through libuarch.so, and
-	// / the time through the preload library (q[1] / q[2]: exact with one
-	// round, the quotient of two medians with more).
+	// --preload: the C library's time over the time through libuarch.so,
+	// and over the time through the preload library (q[1] / q[2]: exact
+	// with one round, the quotient of two medians with more).
 	double libc_shared() const { return 1 / q[2]; }
 	double libc_preload() const { return q[1] / q[2]; }
 };
