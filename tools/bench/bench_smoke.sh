@@ -87,14 +87,13 @@ assert list(rows[0]) == ["op", "case", "align", "shared_ns", "preload_ns", "rati
 assert len(rows) == 6, len(rows)
 close = lambda a, b: abs(a / b - 1) < 0.005
 for r in rows:
-    # one round: ratio is the quotient of the times; the C library's sample
-    # against libuarch.so is another than the one against the preload
-    # library, so libc_shared is only near libc_ns / shared_ns, and
-    # libc_preload is libc_shared * ratio
+    # one round: ratio is the quotient of the times; libc_shared comes from
+    # another sample of libuarch.so (the one after the C library's) than
+    # shared_ns, and libc_preload is libc_shared * ratio
     s, p, c = float(r["shared_ns"]), float(r["preload_ns"]), float(r["libc_ns"])
     q, cs, cp = float(r["ratio"]), float(r["libc_shared"]), float(r["libc_preload"])
-    assert min(s, p, c) > 0, r
-    assert close(q, s / p) and close(cp, cs * q) and 0.75 < cs / (c / s) < 1.33, r
+    assert min(s, p, c, cs) > 0, r
+    assert close(q, s / p) and close(cp, cs * q), r
 m = re.search(r"^fixed-size rows where libuarch.so is >= 1.00x the C library: (\d+); through the preload library below 0.97x it: (\d+)", open(sys.argv[2]).read(), re.M)
 assert m, "no preload-against-libc line"
 wins = [r for r in rows if float(r["libc_shared"]) >= 0.9995]
