@@ -171,6 +171,7 @@ struct Case {
 	const Work *w;
 	const Buffers *b;
 	paired::Result res;
+	double libc_preload = NAN;   // --preload: C library / preload entries, a pair of its own
 };
 
 void run(benchmark::State &st, Case *c, int rounds, double budget_ns, bool use_min)
@@ -190,8 +191,12 @@ void run(benchmark::State &st, Case *c, int rounds, double budget_ns, bool use_m
 		else
 			paired::copy_batch(g_copy[op][side], d, s, size, off, w->soff.empty() ? off : w->soff.data(), calls);
 	};
-	for (auto _ : st)
+	for (auto _ : st) {
 		c->res = paired::run(size_t(g_sides), calls, batch, rounds, budget_ns, use_min);
+		if (g_sides == 3)   // [shared, preload, libc]: libc against preload too
+			c->libc_preload = paired::run(2, calls, [&](size_t side) { batch(side ? 1 : 2); }, rounds,
+						      budget_ns / 2, use_min).ratio[1];
+	}
 	for (int j = 0; j < g_sides; j++)
 		st.counters[std::string(side_names[j]) + "_ns"] = c->res.ns[j];
 	st.counters["rounds"] = double(c->res.rounds);
@@ -201,12 +206,13 @@ struct Row {
 	std::string op, name, align;
 	double ns[3] = {NAN, NAN, NAN};   // per call: [libc, uarch], or [shared, preload, libc]
 	double q[3] = {1, NAN, NAN};      // the paired ratios: ns[0]'s side / each side
+	double lp = NAN;                  // --preload: the C library / the preload library, paired
 	double ratio() const { return q[1]; }
 	// --preload: the C library's time over the time through libuarch.so,
-	// and over the time through the preload library (q[1] / q[2]: exact
-	// with one round, the quotient of two medians with more).
+	// and over the time through the preload library, each from its own
+	// pairs.
 	double libc_shared() const { return 1 / q[2]; }
-	double libc_preload() const { return q[1] / q[2]; }
+	double libc_preload() const { return lp; }
 };
 
 // An A/A check in every run: where uarch binds memcpy and memmove to the
@@ -391,8 +397,21 @@ int bench_mem(int argc, char **argv)
 			continue;
 		}
 		if (a.rfind("--benchmark_repetitions=", 0) == 0) {
-			rounds = std::max(1, atoi(a.c_str() + 24));
+			char *end = nullptr;
+			errno = 0;
+			long v = strtol(a.c_str() + 24, &end, 10);
+			if (errno || end == a.c_str() + 24 || *end || v < 1 || v > 100000) {
+				fprintf(stderr, "uarch-bench mem: --benchmark_repetitions wants a count of paired rounds, 1 to 100000, got '%s'\n",
+					a.c_str() + 24);
+				return 2;
+			}
+			rounds = int(v);
 			continue;
+		}
+		if (a.rfind("--benchmark_min_time", 0) == 0) {
+			fprintf(stderr, "uarch-bench mem: --benchmark_min_time has no effect here: a sample is about 200 us "
+					"(--benchmark_repetitions=N sets the paired rounds)\n");
+			return 2;
 		}
 		args.push_back(o.rest[i]);
 	}
@@ -529,6 +548,7 @@ int bench_mem(int argc, char **argv)
 			r.ns[side] = res.ns[side];
 			r.q[side] = res.ratio[side];
 		}
+		r.lp = row_case[i]->libc_preload;
 		done.push_back(r);
 	}
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +

@@ -1,16 +1,19 @@
 // Paired rounds: how uarch-bench mem times the sides of a case (side 0,
 // the C library, against uarch, and against others) on a shared, drifting
 // machine. Each other side j is compared with side 0 in a run of rounds of
-// its own: a sample of side j, then one of side 0, repeated, so that each
-// follows the other and never itself or a third side. A side's time is its
-// median over its rounds (side 0's: over those against side 1; --min: the
-// fastest), and its ratio the median over the rounds of side 0's time /
-// its time in the same round, so a change in the machine's load, which
-// moves the two samples of a round alike, cancels. A warm-up round before
-// each run warms caches and predictors, sizes the samples (a batch
-// repeated until a sample takes at least 200 us, so that the clock's cost
-// is lost in it) and is not counted. Time is the thread's CPU time:
-// descheduling by other load does not count.
+// its own: a sample of side j, then one of side 0, repeated, so that no
+// sample follows one of its own side or of a third. A sample is the case's
+// batch of calls repeated (a fixed size's batch is 1024 calls, a random
+// mix's 64 Ki) until it takes about 200 us, so that the clock's cost is
+// lost in it. A side's time is its median over its rounds (side 0's: over
+// those against side 1; --min: the fastest), and its ratio the median
+// over the rounds of side 0's time / its time in the same round (--min:
+// the fastest of each in that pair's rounds), so a change in the machine's
+// load, which moves the two samples of a round alike, cancels. Before
+// each pair's rounds the two sides run in turn for 1 ms to warm caches
+// and predictors, and one more batch of each, timed, sets how many batches
+// make a sample and how many rounds fit the budget. Time is the thread's
+// CPU time: descheduling by other load does not count.
 //
 // What a sample follows matters. On the Zen 4 guest (family 0x19 model
 // 0x11), uarch's avx512 memcpy on the fleet mix (uarch-bench mem's
@@ -18,8 +21,8 @@
 // own, 5.3-6.1 ns where it followed one of glibc's, and 3.8 ns run 5 times
 // back to back (each side as its own benchmark, as uarch-bench mem did
 // before, came out near the last): the fleet ratio is about 1.8x this way,
-// 2.4x that way. A program runs other code between its copies, so no side
-// here follows itself. Nor a third side: with every side in one cycle
+// 2.4x that way. A program runs other code between its copies, so no
+// sample here follows one of its own side. Nor of a third side: with every side in one cycle
 // (uarch, glibc, each variant, glibc, ...), uarch's memset ratio on the
 // node, python-bytes and python-json replays came out 0.91-0.95, 2-4%
 // below the avx512 variant's, the same code called by name, and 3-8% below
@@ -59,7 +62,7 @@ __attribute__((noinline)) void set_batch(void *(*f)(void *, int, size_t), char *
 struct Result {
 	std::vector<double> ns;      // per side: ns per call
 	std::vector<double> ratio;   // per side: side 0's time / its time (1 for side 0)
-	size_t rounds = 0;
+	size_t rounds = 0;           // in the run against side 1
 };
 
 // batch(side) makes `calls` calls on side. rounds: that many a side, or 0

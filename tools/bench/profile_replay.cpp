@@ -12,8 +12,9 @@
 // the op that this CPU can run, called by name.
 //
 // One benchmark per op and profile, its sides timed in paired rounds
-// (paired.h): rounds --benchmark_repetitions=N when given, else as many as
-// fit about half a second a case (--quick: a tenth). (Each side as its own
+// (paired.h): --benchmark_repetitions=N rounds a side when given, else as
+// many as fit about half a second a case (--quick: a fifth), and at least
+// 5 a side: a replay whose batch copies gigabytes takes longer. (Each side as its own
 // benchmark, repetitions in random order across all cases, let a row drift
 // by up to 25% between runs on a 2-vCPU Zen 4 guest: gzip's memset replay,
 // the same code on both sides, 0.78-1.23x in three runs.)
