@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "common/stats.h"
 #include "paired.h"
 #include "profile_replay.h"
 #include "report.h"
@@ -587,8 +588,7 @@ int bench_mem(int argc, char **argv)
 			if (r.name.rfind("fixed", 0) == 0)
 				d.push_back(r.ns[1] - r.ns[0]);
 		if (!d.empty()) {
-			std::sort(d.begin(), d.end());
-			double m = d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
+			double m = uarch::tools::median(d);
 			char line[160];
 			snprintf(line, sizeof line, "preload_ns - shared_ns: median %+.2f ns per call over %zu fixed-size rows",
 				 m, d.size());

@@ -1,27 +1,13 @@
 // Paired rounds (paired.h).
 #include "paired.h"
-#include <time.h>
 #include <algorithm>
 #include <cmath>
+#include "common/stats.h"
 
 namespace paired {
-namespace {
 
-double thread_ns()
-{
-	timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
-}
-
-double median(std::vector<double> v)
-{
-	std::sort(v.begin(), v.end());
-	size_t n = v.size();
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-} // namespace
+using uarch::tools::median;
+using uarch::tools::thread_ns;
 
 Result run(size_t sides, size_t calls, const std::function<void(size_t)> &batch, int rounds, double budget_ns,
 	   bool use_min)

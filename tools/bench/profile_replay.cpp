@@ -63,9 +63,7 @@ struct Replay {
 	std::vector<uint32_t> doff, soff;
 	uint64_t bytes = 0;
 	char *dst = nullptr, *src = nullptr;
-	// Filled by run(): per side (as in `sides`), the time per call in ns
-	// and the ratio C library / side; NAN until measured.
-	std::vector<double> ns, ratio;
+	paired::Result res;   // by run(), per side as in `sides`; empty until measured
 };
 
 size_t draw(std::mt19937_64 &rng, const uint64_t *w, size_t n, uint64_t total)
@@ -155,14 +153,11 @@ void run(benchmark::State &st, Replay *rp, const std::vector<Side> *sides, int r
 		else
 			paired::copy_batch(reinterpret_cast<CopyFn>(fn), d, s, size, doff, soff, calls);
 	};
-	paired::Result res;
 	for (auto _ : st)
-		res = paired::run(sides->size(), calls, batch, rounds, budget_ns, use_min);
-	rp->ns = res.ns;
-	rp->ratio = res.ratio;
-	for (size_t j = 0; j < res.ns.size(); j++)
-		st.counters[(*sides)[j].name + "_ns"] = res.ns[j];
-	st.counters["rounds"] = double(res.rounds);
+		rp->res = paired::run(sides->size(), calls, batch, rounds, budget_ns, use_min);
+	for (size_t j = 0; j < rp->res.ns.size(); j++)
+		st.counters[(*sides)[j].name + "_ns"] = rp->res.ns[j];
+	st.counters["rounds"] = double(rp->res.rounds);
 }
 
 } // namespace
@@ -286,14 +281,15 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 			{"op", "case", "variant", "variant_ns", "ratio"}, {}, {}};
 	std::vector<std::pair<std::string, double>> ratios;
 	for (const Replay *rp : order) {
-		if (rp->ratio.empty())   // filtered out
+		const paired::Result &r = rp->res;
+		if (r.ratio.empty())   // filtered out
 			continue;
 		std::string op = op_name(rp->op);
 		const std::vector<Side> &sd = sides[rp->op];
-		t.rows.push_back({op, rp->name, "recorded", {rp->ns[0], 3}, {rp->ns[1], 3}, {rp->ratio[1], 3}});
-		ratios.push_back({op, rp->ratio[1]});
+		t.rows.push_back({op, rp->name, "recorded", {r.ns[0], 3}, {r.ns[1], 3}, {r.ratio[1], 3}});
+		ratios.push_back({op, r.ratio[1]});
 		for (size_t k = 2; k < sd.size(); k++)
-			v.rows.push_back({op, rp->name, sd[k].name, {rp->ns[k], 3}, {rp->ratio[k], 3}});
+			v.rows.push_back({op, rp->name, sd[k].name, {r.ns[k], 3}, {r.ratio[k], 3}});
 	}
 	report::Table g = report::geomean("geometric mean ratio per op over the profiles", ratios);
 	bool ok = report::emit("uarch-bench mem", o,

@@ -25,6 +25,7 @@
 #include <vector>
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
+#include "common/stats.h"
 #include "decide.h"
 #include "dispatch/state.h"
 #include "select/plan.h"
@@ -34,6 +35,8 @@ using namespace uarch::tune;
 
 namespace {
 
+using uarch::tools::median;
+using uarch::tools::thread_ns;
 using CopyFn = void *(*)(void *, const void *, size_t);
 using SetFn = void *(*)(void *, int, size_t);
 using RangeFn = void (*)(const void *, size_t);
@@ -53,25 +56,11 @@ struct Config {
 	size_t sample_bytes = 2u << 20;   // bytes moved per sample (small sizes: many calls)
 };
 
-double thread_ns()
-{
-	timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
-}
-
 double wall_ns()
 {
 	timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
-}
-
-double median(std::vector<double> v)
-{
-	std::sort(v.begin(), v.end());
-	size_t n = v.size();
-	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // samples[block][i] -> median of all, spread of the block medians.
