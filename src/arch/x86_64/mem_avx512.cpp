@@ -1,14 +1,16 @@
 // AVX-512 (F+BW+VL, BMI2) memcpy/memmove/memset: the ladder of
 // mem_ladder.h with its one deliberate difference at the bottom: n < 64
-// is a single branchless class (two byte-masked ymm moves, the mask from
-// bzhi: masked-off bytes are neither read nor written and cannot fault,
-// so n == 0 touches nothing), but for fills whose 64 bytes would cross a
-// page (near_page_end_64). ymm there keeps the small sizes off the
-// 512-bit frequency license; and one masked zmm move was no faster than
-// two masked ymm ones, and much slower where it splits a cache line
-// (Sapphire Rapids guest: 2.7-3.4 ns against 1.5). zmm above: [64,512]
-// in registers (8 zmm loads before the stores), 4-zmm loops above; fills
-// store head and tail as each class goes (set_nested, mem_ladder.h).
+// (fills: n <= 64) is a single branchless class (two byte-masked ymm
+// moves, the mask from bzhi: masked-off bytes are neither read nor
+// written and cannot fault, so n == 0 touches nothing), but for fills
+// whose 64 bytes would cross a page (near_page_end_64). ymm there keeps
+// the small sizes off the 512-bit frequency license; and one masked zmm
+// move was no faster than two masked ymm ones, and much slower where it
+// splits a cache line (Sapphire Rapids guest: 2.7-3.4 ns against 1.5;
+// Zen 4 guest, fills: level in the memset replays of uarch-bench mem).
+// zmm above: [64,512] in registers (8 zmm loads before the stores), 4-zmm
+// loops above; fills store head and tail as each class goes (set_nested,
+// mem_ladder.h).
 #include <immintrin.h>
 #include "arch/x86_64/mem.h"
 #if defined(__clang__)
@@ -110,6 +112,7 @@ struct Avx512 {
 		_mm256_mask_storeu_epi8(d, lo, a);
 		_mm256_mask_storeu_epi8(d + 32, hi, b);
 	}
+	// n <= 64 (bzhi keeps all 64 bits for n == 64).
 	static UARCH_INLINE void set_masked_64(char *d, uint8_t c, size_t n)
 	{
 		if (__builtin_expect(near_page_end_64(d), 0)) {

@@ -9,7 +9,8 @@
 //   V           vector of the head/tail classes and the loops
 //   masked_small  true: [0, 64) is one branchless masked class instead of
 //               Small and the byte classes below it (T::copy_masked_64,
-//               T::set_masked_64), and [64, 128] the first vector class
+//               T::set_masked_64, whose fills take n == 64 as well), and
+//               [64, 128] the first vector class
 //   move_in_registers, set_in_registers  the largest n kept in registers:
 //               the classes (b, 2b] from b = 4 * Small::size (64 when
 //               masked) up to that bound, each head_tail<V, b / V::size>,
@@ -177,7 +178,7 @@ UARCH_INLINE void *set_from_class(char *d, typename T::V::T v, uint8_t c, size_t
 	return d;   // not reached
 }
 
-// The masked variant's fills of n >= V::size (64): each class stores its
+// The masked variant's fills of n > V::size (64): each class stores its
 // head vectors before it asks whether the size goes on, so a mispredicted
 // compare discards no store the call needed, and the tail vectors once the
 // class is known, in ascending order: the classes are (64, 128],
@@ -232,7 +233,21 @@ template <class T>
 UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 {
 	if constexpr (T::masked_small) {
-		if (__builtin_expect(n < 64, 0)) {   // for the layout, as in ladder_move
+		// n == 64 in the masked class, unlike the copies': fills of up to
+		// 64 bytes are most of the calls real programs make (CPython's
+		// test_json 84%, node 91%; tests/data/profiles), and where their
+		// order is random this compare mispredicts on its rarer side: with
+		// 64 B (8% of test_json's calls) here it splits them 84:16, where
+		// n < 64 split them 75:25. uarch-bench mem at
+		// 46a5e3d against the same with n < 64 here, Zen 4 guest (family
+		// 0x19 model 0x11), two runs each: the python-json memset replay
+		// 0.99x glibc -> 1.07-1.09x, python-buffers 0.98-0.99x -> 1.02-1.03x,
+		// random sizes 0-64 1.00x -> 1.14x; the price is fixed 64 B fills
+		// to a misaligned dst, 0.90-0.91x where the vector class ran
+		// 0.93-1.00x (its two plain stores against two masked ones); the
+		// other rows within their noise. Letting the masked class fall
+		// through instead made fixed sizes 0-256 B 0.87-0.89x glibc.
+		if (__builtin_expect(n <= 64, 0)) {   // unlikely for the layout, as in ladder_move
 			T::set_masked_64(d, uint8_t(c), n);
 			return d;
 		}
