@@ -243,10 +243,11 @@ UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 		// 0x19 model 0x11), two runs each: the python-json memset replay
 		// 0.99x glibc -> 1.07-1.09x, python-buffers 0.98-0.99x -> 1.02-1.03x,
 		// random sizes 0-64 1.00x -> 1.14x; the price is fixed 64 B fills
-		// to a misaligned dst, 0.90-0.91x where the vector class ran
-		// 0.93-1.00x (its two plain stores against two masked ones); the
-		// other rows within their noise. Letting the masked class fall
-		// through instead made fixed sizes 0-256 B 0.87-0.89x glibc.
+		// to a misaligned dst, 0.89-0.96x (four runs) where the vector
+		// class ran 0.93-1.00x (its two plain stores against two masked
+		// ones); the other rows within their noise. Letting the masked
+		// class fall through instead made most fixed fills of 3-256 B to
+		// an aligned dst 0.86-0.92x glibc.
 		if (__builtin_expect(n <= 64, 0)) {   // unlikely for the layout, as in ladder_move
 			T::set_masked_64(d, uint8_t(c), n);
 			return d;
