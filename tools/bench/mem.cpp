@@ -78,7 +78,6 @@ struct Work {
 	std::vector<uint32_t> size;        // per call: size
 	std::vector<uint16_t> off;         // per call: offset from the bases
 	std::vector<uint16_t> soff;        // per call: the source's, when it differs (profiles)
-	size_t bytes = 0;                  // sum of sizes of one batch
 	size_t dmis = 0, smis = 0;         // misalignment added to dst, src
 	int fill = 0;                      // memset's byte: the call's index plus this
 };
@@ -126,7 +125,6 @@ Work random_work(uint32_t max, bool fleet, bool misaligned, uint64_t seed)
 		uint32_t n = fleet ? fleet_size(rng) : uint32_t(rng() % (max + 1));
 		w.size.push_back(n);
 		w.off.push_back(uint16_t(rng() % 64 * 64));   // a cache line of a 4 KiB window
-		w.bytes += n;
 	}
 	w.dmis = misaligned ? 1 : 0;
 	w.smis = misaligned ? 3 : 0;
@@ -143,7 +141,6 @@ Work fixed_work(size_t n, size_t calls, bool misaligned)
 	// with these arrays) decides a row.
 	for (size_t i = 0; i < calls; i++)
 		w.off.push_back(uint16_t(calls > 1 ? i * 17 % 64 * 64 : 0));
-	w.bytes = n * calls;
 	w.dmis = misaligned ? 1 : 0;
 	w.smis = misaligned ? 3 : 0;
 	return w;
@@ -161,7 +158,6 @@ Work page_end_work(uint64_t seed)
 		uint32_t n = uint32_t(1 + rng() % 63);
 		w.size.push_back(n);
 		w.off.push_back(uint16_t(4096 * (1 + i % 3) - n));
-		w.bytes += n;
 	}
 	return w;
 }
@@ -366,7 +362,7 @@ bool write_plot(const std::string &png, const std::vector<Row> &rows)
 int bench_mem(int argc, char **argv)
 {
 	report::Options o = report::parse(argc, argv);
-	std::string stat = o.min ? "fastest of the paired rounds" : "median of the paired rounds", preload;
+	std::string stat = paired::statistic(o.min), preload;
 	std::vector<std::string> profiles;   // --profile FILE: replay (profile_replay.cpp)
 	bool quick = o.quick;
 	int rounds = 0;   // --benchmark_repetitions=N: N paired rounds a case
@@ -512,7 +508,6 @@ int bench_mem(int argc, char **argv)
 				w.size.push_back(size[i]);
 				w.off.push_back(uint16_t(doff[i]));
 				w.soff.push_back(uint16_t(soff[i]));
-				w.bytes += size[i];
 			}
 			std::string name = path.substr(path.rfind('/') + 1);
 			add(op, "profile-" + name.substr(0, name.size() - 6), "recorded", std::move(w), &large);

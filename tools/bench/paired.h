@@ -59,6 +59,12 @@ __attribute__((noinline)) void set_batch(void *(*f)(void *, int, size_t), char *
 	__asm__ volatile("" : : : "memory");
 }
 
+// The tables' name for what run() reports, as use_min chooses.
+inline const char *statistic(bool use_min)
+{
+	return use_min ? "fastest of the paired rounds" : "median of the paired rounds";
+}
+
 struct Result {
 	std::vector<double> ns;      // per side: ns per call
 	std::vector<double> ratio;   // per side: side 0's time / its time (1 for side 0)

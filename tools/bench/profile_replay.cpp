@@ -61,7 +61,6 @@ struct Replay {
 	uint32_t op;
 	std::vector<uint32_t> size;
 	std::vector<uint32_t> doff, soff;
-	uint64_t bytes = 0;
 	char *dst = nullptr, *src = nullptr;
 	paired::Result res;   // by run(), per side as in `sides`; empty until measured
 };
@@ -109,7 +108,6 @@ bool draw_batch(Replay *rp, const OpCounts &o, uint64_t *maxn_out)
 		rp->size.push_back(uint32_t(n));
 		rp->doff.push_back(line + da);
 		rp->soff.push_back(line + sa);
-		rp->bytes += n;
 		maxn = std::max(maxn, n);
 	}
 	*maxn_out = maxn;
@@ -274,8 +272,8 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 	std::string title = "uarch-bench mem --profile on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
 			    " memset=" + uarch_impl("memset") +
-			    "\nratio = C library time / uarch time (> 1: uarch faster); replayed profiles in paired rounds, " +
-			    (o.min ? std::string("fastest rounds") : std::string("median of the rounds' ratios"));
+			    "\nratio = C library time / uarch time (> 1: uarch faster); replayed profiles, " +
+			    paired::statistic(o.min);
 	report::Table t{"profiles", title, {"op", "case", "align", "libc_ns", "uarch_ns", "ratio"}, {}, {}};
 	report::Table v{"variants", "variants: C library time / variant time, per profile",
 			{"op", "case", "variant", "variant_ns", "ratio"}, {}, {}};
@@ -294,7 +292,7 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 	report::Table g = report::geomean("geometric mean ratio per op over the profiles", ratios);
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
-				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", o.min ? "min of paired rounds" : "median of paired rounds"}},
+				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", paired::statistic(o.min)}},
 			       {t, g, v});
 	return ok ? 0 : 1;
 }
