@@ -98,7 +98,8 @@ struct Rules {
 
 // The window where rep wins, among the sizes below `below` (from there the
 // non-temporal path runs). Each size scores its gain beyond the margin at
-// the worse alignment, a loss three times over (decide.cpp): the window
+// the worse alignment, a loss three times over, and 0 where rep is ahead
+// by less than the margin (decide.cpp): the window
 // runs from a winning size to a winning size and has the largest total
 // score, so a long run of wins within the noise loses to a shorter one of
 // large wins, and a small loss may sit between wins that outweigh it. At
