@@ -279,6 +279,22 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// gains). With these windows, uarch-bench mem geomeans against
 		// glibc, memcpy/memmove/memset, went from 1.27/1.22/0.96 (glibc's
 		// windows) to 1.31/1.28/1.04 (memset 64 MiB: 0.95x to 2.58x).
+		// A 16-vCPU Emerald Rapids guest (6/0xcf, L1d 48 KiB, L2 2 MiB,
+		// a reported 300 MiB L3; other tenants on the host) moved rep
+		// stosb's start down to 32 KiB. Two uarch-tune runs on two
+		// instances, loop / rep, dst aligned and dst+1: 32 KiB 0.98/1.04
+		// and 1.43/1.48, 48 KiB 1.36/1.59 and 1.19/1.19, 64 KiB 1.02/1.01
+		// both, 128 KiB-1 MiB 1.00-1.03 and 0.90-0.93; 24-28 KiB
+		// 0.97-1.05 and 1.01-1.21. In uarch-bench mem, five runs, the loop
+		// filled 64 KiB-1 MiB at 0.92-1.03x glibc's rep stosb (most rows
+		// 0.97-0.98), the same instruction with a tuned profile at
+		// 0.97-1.00x, and the git-gc memset replay (54% of its fills
+		// 32-64 KiB) ran 0.79-0.80x in three runs of five, 0.96-0.99x in
+		// two, 0.99x with rep stosb from 26 KiB. So fills take rep stosb
+		// from 32 KiB, where it never lost more than 2% in a benchmark,
+		// on Sapphire Rapids too (level there from 16 KiB to 1 MiB,
+		// above). The start is fixed, not cache-derived: it lies below
+		// caches_matter_from.
 		bool alder_lake = c.family == 6 && (c.model == 0x97 || c.model == 0x9a);
 		bool golden_cove_server = c.has(f_amx_tile) || (c.has(f_avx512fp16) && !alder_lake);
 		if (c.vendor == Vendor::intel && golden_cove_server && mem == Impl::avx512) {
@@ -286,7 +302,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 				t->nt_min = derived(8 * l2);
 			t->movsb_min = 24u << 10;
 			t->movsb_max = t->nt_min;
-			t->stosb_min = l2 < t->nt_min ? derived(l2) : 0;   // else never, as for Zen 4
+			t->stosb_min = 32u << 10;
 			t->stosb_max = t->nt_min;
 		}
 	}

@@ -341,8 +341,8 @@ TEST(Select, SapphireRapidsMeasuredWindows)
 		// 8x the 2 MiB L2, or a quarter of the L3 where that is less.
 		EXPECT_EQ(p.mem.nt_min, std::min<uint64_t>(16u << 20, c.cache.l3 / 4)) << dump;
 		EXPECT_EQ(p.mem.movsb_max, p.mem.nt_min) << dump;
-		// rep stosb from the L2 size to the non-temporal threshold.
-		EXPECT_EQ(p.mem.stosb_min, 2u << 20) << dump;
+		// rep stosb from 32 KiB to the non-temporal threshold.
+		EXPECT_EQ(p.mem.stosb_min, 32u << 10) << dump;
 		EXPECT_EQ(p.mem.stosb_max, p.mem.nt_min) << dump;
 		EXPECT_EQ(plan_for(c, "rep_stosb_threshold=2K").mem.stosb_min, 2048u) << dump;   // a tunable moves it
 		// The guest measured: another model number, a huge reported L3.
@@ -360,7 +360,8 @@ TEST(Select, SapphireRapidsMeasuredWindows)
 			p = plan_for(c, one);
 			EXPECT_EQ(p.mem.movsb_min, 24u << 10) << dump << " " << one;
 			EXPECT_EQ(p.mem.nt_min, 16u << 20) << dump << " " << one;
-			EXPECT_EQ(p.mem.stosb_min, 2u << 20) << dump << " " << one;
+			EXPECT_EQ(p.mem.stosb_min, 32u << 10) << dump << " " << one;
+			EXPECT_EQ(p.mem.stosb_max, 16u << 20) << dump << " " << one;
 		}
 		// Without both: glibc's windows.
 		p = plan_for(c, "mask=-amx_tile,-avx512fp16");
