@@ -287,10 +287,10 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// both, 128 KiB-1 MiB 1.00-1.03 and 0.90-0.93; 24-28 KiB
 		// 0.97-1.05 and 1.01-1.21. In uarch-bench mem, five runs, the loop
 		// filled 64 KiB-1 MiB at 0.92-1.03x glibc's rep stosb (most rows
-		// 0.97-0.98), the same instruction with a tuned profile at
-		// 0.97-1.00x, and the git-gc memset replay (54% of its fills
-		// 32-64 KiB) ran 0.79-0.80x in three runs of five, 0.96-0.99x in
-		// two, 0.99x with rep stosb from 26 KiB. So fills take rep stosb
+		// 0.97-0.98), rep stosb from 48 KiB (a tuned profile) at 1.00x,
+		// and the git-gc memset replay (54% of its fills 32-64 KiB) ran
+		// 0.79-0.80x in three runs of six, 0.96-0.99x in the others,
+		// 0.99x with rep stosb from 26 KiB. So fills take rep stosb
 		// from 32 KiB, where it never lost more than 2% in a benchmark,
 		// on Sapphire Rapids too (level there from 16 KiB to 1 MiB,
 		// above). The start is fixed, not cache-derived: it lies below
