@@ -116,6 +116,13 @@ check "rounds not a number" mem --benchmark_repetitions=x
 check "min_time, which rounds replace" mem --benchmark_min_time=0.1
 check "plot from sync" sync --plot "$tmp/x.png"
 check "plot from idle" idle --plot "$tmp/x.png"
+check "plot from the replays" mem --profile "$(dirname "$0")/../../tests/data/profiles/gzip.uprof" --plot "$tmp/x.png"
+# A plot that cannot be drawn is refused before the run, which prints nothing.
+expect_error "plot without gnuplot on PATH" env PATH=/nonexistent "$bench" mem --quick --plot "$tmp/x.png"
+if [ -n "$(env PATH=/nonexistent "$bench" mem --quick --plot "$tmp/x.png" 2>/dev/null)" ]; then
+  echo "FAIL a plot without gnuplot ran the benchmarks first"; fail=1
+fi
+check "unwritable plot" mem --quick --plot "$tmp/no/such/dir/x.png"
 check "unwritable idle csv" idle --csv "$tmp/no/such/dir/out.csv"
 # ... and a rejected command line loses nothing: an existing CSV is kept.
 echo keep > "$tmp/keep.csv"

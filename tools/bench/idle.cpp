@@ -345,7 +345,7 @@ int bench_idle(int argc, char **argv)
 		}
 	}
 	if (!o.plot.empty()) {
-		fprintf(stderr, "%s: --plot: only uarch-bench mem draws a plot\n", argv[0]);
+		fprintf(stderr, "uarch-bench idle: --plot: only uarch-bench mem draws a plot\n");
 		return 2;
 	}
 	if (!report::check_outputs("uarch-bench idle", o))

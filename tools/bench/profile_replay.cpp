@@ -260,6 +260,10 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 	benchmark::Initialize(&argc, args.data());
 	if (benchmark::ReportUnrecognizedArguments(argc, args.data()))
 		return 2;
+	if (!o.plot.empty()) {
+		fprintf(stderr, "uarch-bench mem: --plot: the replays (--profile) draw no plot\n");
+		return 2;
+	}
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
 	for (const std::string &k : skipped)

@@ -25,6 +25,7 @@
 #include <vector>
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
+#include "common/on_path.h"
 #include "common/stats.h"
 #include "decide.h"
 #include "dispatch/state.h"
@@ -372,17 +373,20 @@ void plot(const std::string &png, const std::vector<RepRow> &movsb, const std::v
 			     i < stosb.size() ? stosb[i].loop[1].ns / stosb[i].rep[1].ns : 0);
 	std::fclose(f);
 	FILE *g = popen("gnuplot", "w");
-	if (!g)
+	if (!g) {
+		std::remove(dat.c_str());
 		die("cannot run gnuplot");
+	}
 	std::fprintf(g,
 		     "set terminal pngcairo size 1000,600\nset output '%s'\nset logscale x 2\nset grid\n"
 		     "set format x '%%.0b %%BB'\nset title \"loop time / rep time (above 1: rep wins)\\n%s\"\nset xlabel 'bytes'\n"
 		     "plot '%s' u 1:2 w lp t 'rep movsb, aligned', '' u 1:3 w lp t 'rep movsb, dst+1',"
 		     " '' u 1:4 w lp t 'rep stosb, aligned', '' u 1:5 w lp t 'rep stosb, dst+1', 1 notitle lc 'black'\n",
 		     png.c_str(), title.c_str(), dat.c_str());
-	if (pclose(g) != 0)
-		die("gnuplot failed to write " + png);
+	int rc = pclose(g);
 	std::remove(dat.c_str());
+	if (rc != 0)
+		die("gnuplot failed to write " + png);
 }
 
 // Write to a temporary file beside path, then rename over it: a process
@@ -452,6 +456,17 @@ int main(int argc, char **argv)
 		cfg.output = UARCH_PROFILE_PATH;
 	if (!cfg.output.empty() && cfg.output.back() == '/')
 		die("--output wants a file name, got '" + cfg.output + "'");
+	// Before measuring: a plot that cannot be drawn is said now, not
+	// after the run.
+	if (!cfg.plot.empty()) {
+		if (!tools::on_path("gnuplot"))
+			die("--plot needs gnuplot, which is not on PATH");
+		FILE *f = std::fopen(cfg.plot.c_str(), "w");
+		if (!f)
+			die("cannot write " + cfg.plot + ": " + std::strerror(errno));
+		std::fclose(f);
+		std::remove(cfg.plot.c_str());
+	}
 	if (cfg.quick) {
 		cfg.samples = 3;
 		cfg.sample_bytes = 512u << 10;
@@ -546,10 +561,10 @@ int main(int argc, char **argv)
 		    rules.nt_floor >> 10);
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
-	if (!cfg.plot.empty())
-		plot(cfg.plot, ev.movsb, ev.stosb, title);
 	if (p.too_noisy) {
 		std::fflush(stdout);
+		if (!cfg.plot.empty())
+			plot(cfg.plot, ev.movsb, ev.stosb, title);   // the evidence is still worth a look
 		std::fprintf(stderr, "uarch-tune: too noisy to decide: median spread of repeated medians %.1f%% > limit %.1f%%; no profile written\n",
 			     p.noise * 100, cfg.noise_limit * 100);
 		return 2;
@@ -566,6 +581,11 @@ int main(int argc, char **argv)
 				   ", " + noise + "\n" + prof + "\n";
 		write_atomically(cfg.output, text, cfg.install);
 		std::printf("written to %s\n", cfg.output.c_str());
+	}
+	// Last, so that nothing decided is lost if gnuplot fails.
+	if (!cfg.plot.empty()) {
+		std::fflush(stdout);
+		plot(cfg.plot, ev.movsb, ev.stosb, title);
 	}
 	return 0;
 }

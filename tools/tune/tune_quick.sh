@@ -13,6 +13,11 @@ expect_error "unknown argument" "$tune" --bogus
 expect_error "--output without a value" "$tune" --output
 expect_error "--noise-limit not a number" "$tune" --noise-limit x
 expect_error "--install and --output" "$tune" --install --output "$dir/x"
+# A plot that cannot be drawn is refused before measuring: nothing on stdout.
+expect_error "--plot without gnuplot on PATH" env PATH=/nonexistent "$tune" --quick --plot "$dir/x.png"
+[ -z "$(env PATH=/nonexistent "$tune" --quick --plot "$dir/x.png" 2>/dev/null)" ] ||
+  { echo "FAIL --plot without gnuplot measured first"; fail=1; }
+expect_error "--plot to an unwritable path" "$tune" --quick --plot "$dir/no/such/dir/x.png"
 
 mkdir -p "$dir"
 out=$dir/tune-quick.profile
