@@ -1,10 +1,9 @@
 #include "report.h"
 #include <errno.h>
-#include <unistd.h>
 #include <string.h>
 #include <algorithm>
 #include <cmath>
-#include "common/on_path.h"
+#include "common/gnuplot.h"
 
 namespace report {
 
@@ -71,14 +70,10 @@ static bool writable(const char *prog, const std::string &path)
 
 bool check_outputs(const char *prog, const Options &o)
 {
-	if (!o.plot.empty()) {
-		if (!uarch::tools::on_path("gnuplot")) {
-			fprintf(stderr, "%s: --plot needs gnuplot, which is not on PATH\n", prog);
-			return false;
-		}
-		if (!writable(prog, o.plot))
-			return false;
-		unlink(o.plot.c_str());   // gnuplot writes it at the end; none is left if the run stops
+	std::string why;
+	if (!o.plot.empty() && !uarch::tools::can_plot(o.plot, &why)) {
+		fprintf(stderr, "%s: %s\n", prog, why.c_str());
+		return false;
 	}
 	return (o.csv.empty() || writable(prog, o.csv)) && (o.json.empty() || writable(prog, o.json));
 }

@@ -25,7 +25,7 @@
 #include <vector>
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
-#include "common/on_path.h"
+#include "common/gnuplot.h"
 #include "common/stats.h"
 #include "decide.h"
 #include "dispatch/state.h"
@@ -458,15 +458,9 @@ int main(int argc, char **argv)
 		die("--output wants a file name, got '" + cfg.output + "'");
 	// Before measuring: a plot that cannot be drawn is said now, not
 	// after the run.
-	if (!cfg.plot.empty()) {
-		if (!tools::on_path("gnuplot"))
-			die("--plot needs gnuplot, which is not on PATH");
-		FILE *f = std::fopen(cfg.plot.c_str(), "w");
-		if (!f)
-			die("cannot write " + cfg.plot + ": " + std::strerror(errno));
-		std::fclose(f);
-		std::remove(cfg.plot.c_str());
-	}
+	std::string why;
+	if (!cfg.plot.empty() && !tools::can_plot(cfg.plot, &why))
+		die(why);
 	if (cfg.quick) {
 		cfg.samples = 3;
 		cfg.sample_bytes = 512u << 10;
@@ -561,31 +555,33 @@ int main(int argc, char **argv)
 		    rules.nt_floor >> 10);
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
-	if (p.too_noisy) {
-		std::fflush(stdout);
-		if (!cfg.plot.empty())
-			plot(cfg.plot, ev.movsb, ev.stosb, title);   // the evidence is still worth a look
-		std::fprintf(stderr, "uarch-tune: too noisy to decide: median spread of repeated medians %.1f%% > limit %.1f%%; no profile written\n",
-			     p.noise * 100, cfg.noise_limit * 100);
-		return 2;
+	if (!p.too_noisy) {
+		std::string prof = profile_string(p);
+		std::printf("profile:\nUARCH_TUNABLES=%s\n", prof.c_str());
+		if (!cfg.output.empty()) {
+			char when[64];
+			time_t now = time(nullptr);
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+			char noise[96];
+			std::snprintf(noise, sizeof noise, "noise %.1f%% (median spread of repeated medians)", p.noise * 100);
+			std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") + " on " + title + ", " +
+					   when + ", " + noise + "\n" + prof + "\n";
+			write_atomically(cfg.output, text, cfg.install);
+			std::printf("written to %s\n", cfg.output.c_str());
+		}
 	}
-	std::string prof = profile_string(p);
-	std::printf("profile:\nUARCH_TUNABLES=%s\n", prof.c_str());
-	if (!cfg.output.empty()) {
-		char when[64];
-		time_t now = time(nullptr);
-		strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-		char noise[96];
-		std::snprintf(noise, sizeof noise, "noise %.1f%% (median spread of repeated medians)", p.noise * 100);
-		std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") + " on " + title + ", " + when +
-				   ", " + noise + "\n" + prof + "\n";
-		write_atomically(cfg.output, text, cfg.install);
-		std::printf("written to %s\n", cfg.output.c_str());
-	}
-	// Last, so that nothing decided is lost if gnuplot fails.
+	// Last, so that nothing decided is lost if gnuplot fails; drawn when
+	// too noisy to decide as well: the evidence is still worth a look.
 	if (!cfg.plot.empty()) {
 		std::fflush(stdout);
 		plot(cfg.plot, ev.movsb, ev.stosb, title);
 	}
+	if (p.too_noisy) {
+		std::fflush(stdout);
+		std::fprintf(stderr, "uarch-tune: too noisy to decide: median spread of repeated medians %.1f%% > limit %.1f%%; no profile written\n",
+			     p.noise * 100, cfg.noise_limit * 100);
+		return 2;
+	}
 	return 0;
 }
+
