@@ -24,23 +24,18 @@ static bool faster(const Timing &cand, const Timing &base, double margin)
 // ahead up to 512 KiB and 7-10% at 1 MiB, and uarch-bench mem with that
 // profile copied 1 MiB at 0.89-0.90x glibc's against 1.00-1.04x with the
 // built-in window (tune_decide_test.cpp). A size without both timings
-// scores -1.
-static double rep_score(const RepRow &r, double margin, bool *win)
+// has no gain (NaN): it never wins and scores -1.
+static double rep_gain(const RepRow &r)
 {
-	*win = false;
 	double g = 0;
 	for (int a = 0; a < align_count; a++) {
 		if (!(r.rep[a].ns > 0 && r.loop[a].ns > 0))
-			return -1;
+			return NAN;
 		double ga = std::log(r.loop[a].ns / r.rep[a].ns);
 		if (a == 0 || ga < g)
 			g = ga;
 	}
-	double m = -std::log(1 - margin);
-	*win = g >= m;
-	if (*win)
-		return g - m;
-	return g >= 0 ? 0 : 3 * g - m;
+	return g;
 }
 
 Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below)
@@ -48,31 +43,33 @@ Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below
 	size_t end = 0;   // rows at or above `below` belong to the non-temporal path
 	while (end < rows.size() && rows[end].size < below)
 		end++;
-	std::vector<double> score(end);
-	std::vector<bool> wins_at(end);
-	for (size_t k = 0; k < end; k++) {
-		bool win;
-		score[k] = rep_score(rows[k], margin, &win);
-		wins_at[k] = win;
-	}
+	const double m = -std::log(1 - margin);
+	std::vector<double> gain(end);
+	for (size_t k = 0; k < end; k++)
+		gain[k] = rep_gain(rows[k]);
+	auto wins = [&](size_t k) { return gain[k] >= m; };
+	auto score = [&](size_t k) {
+		double g = gain[k];
+		return std::isnan(g) ? -1 : g >= m ? g - m : g >= 0 ? 0 : 3 * g - m;
+	};
 	// The window from a winning size to a winning size with the largest
 	// total score; ties broken toward the one found first (the smaller).
 	double best = 0;
 	size_t best_i = 0, best_j = 0, best_wins = 0;   // [best_i, best_j)
 	for (size_t i = 0; i < end; i++) {
-		if (!wins_at[i])
+		if (!wins(i))
 			continue;
 		double sum = 0;
-		size_t wins = 0;
+		size_t n_wins = 0;
 		for (size_t j = i; j < end; j++) {
-			bool win = wins_at[j];
-			sum += score[j];
-			wins += win;
+			bool win = wins(j);
+			sum += score(j);
+			n_wins += win;
 			if (win && sum > best) {
 				best = sum;
 				best_i = i;
 				best_j = j + 1;
-				best_wins = wins;
+				best_wins = n_wins;
 			}
 		}
 	}

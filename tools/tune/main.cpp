@@ -584,4 +584,3 @@ int main(int argc, char **argv)
 	}
 	return 0;
 }
-
