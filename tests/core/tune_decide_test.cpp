@@ -141,6 +141,21 @@ TEST(TuneDecide, NeverWhenRepLosesOrTiesOrWinsOnce)
 	EXPECT_EQ(rep_window({}, 0.03).min, 0u);
 }
 
+// A size the tuner could not time (a timing of 0) neither wins nor is a
+// neutral plateau: it breaks the window like a loss.
+TEST(TuneDecide, UntimedSizeNeverWinsAndBreaksTheWindow)
+{
+	auto r = rows({{2048, 0.8}, {4096, 0.8}, {8192, 0.8}, {16384, 0.8}, {32768, 0.8}});
+	r[2].rep[misaligned] = t(0);
+	Window w = rep_window(r, 0.03);
+	// [2048, 8192) and [16384, open) score alike; a tie goes to the first.
+	EXPECT_EQ(w.min, 2048u);
+	EXPECT_EQ(w.max, 8192u);
+	r[0].loop[aligned] = t(0);
+	r[1].loop[aligned] = t(0);
+	EXPECT_EQ(rep_window(r, 0.03).min, 16384u);
+}
+
 TEST(TuneDecide, MisalignedLossVetoesTheSize)
 {
 	// Aligned rep wins everywhere, but dst+1 loses at 2 and 4 KiB (Zen's
