@@ -253,8 +253,9 @@ TEST(Select, Zen5MeasuredWindows)
 	EXPECT_EQ(p.mem.nt_min, 127u << 20);
 }
 
-// Zen 4: the windows uarch-tune measured (see select.cpp): neither rep
-// movsb nor rep stosb, streaming from half the CCX's L3 with AVX-512.
+// Zen 4: the windows measured (see select.cpp): no rep movsb, rep stosb
+// from 64 KiB to the non-temporal threshold (the gzip replay), streaming
+// from half the CCX's L3 with AVX-512.
 TEST(Select, Zen4MeasuredWindows)
 {
 	Cpu g = probe_dump("AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt");
@@ -263,17 +264,22 @@ TEST(Select, Zen4MeasuredWindows)
 	Plan p = plan_for(g);
 	EXPECT_EQ(p.mem.movsb_min, 0u);
 	EXPECT_EQ(p.mem.movsb_max, 0u);
+	EXPECT_EQ(p.mem.stosb_min, 64u << 10);
+	EXPECT_EQ(p.mem.stosb_max, 16u << 20);
+	EXPECT_EQ(p.mem.nt_min, 16u << 20);
+	// The environment closes the fills' window, and opens either at
+	// another size.
+	p = plan_for(g, "rep_stosb_threshold=0");
 	EXPECT_EQ(p.mem.stosb_min, 0u);
 	EXPECT_EQ(p.mem.stosb_max, 0u);
-	EXPECT_EQ(p.mem.nt_min, 16u << 20);
-	// The environment still opens them.
 	p = plan_for(g, "rep_movsb_threshold=4K:rep_stosb_threshold=2K");
 	EXPECT_EQ(p.mem.movsb_min, 4096u);
 	EXPECT_EQ(p.mem.stosb_min, 2048u);
 	EXPECT_GT(p.mem.movsb_max, p.mem.movsb_min);
 	EXPECT_GT(p.mem.stosb_max, p.mem.stosb_min);
 	// Without AVX-512 (the avx2 variant, measured on a guest that hides
-	// it): neither rep window either, streaming from a quarter of the L3.
+	// it, and not by the replay): no rep window, streaming from a quarter
+	// of the L3.
 	p = plan_for(g, "mask=-avx512f");
 	ASSERT_EQ(p.impl[op_memcpy], Impl::avx2);
 	EXPECT_EQ(p.mem.movsb_min, 0u);
