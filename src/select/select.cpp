@@ -219,7 +219,7 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// block.
 		// One window opened since, by a replay rather than by the tuner,
 		// which times each size alone: the avx512 variant's fills take rep
-		// stosb from 64 KiB to the non-temporal threshold. gzip's memset
+		// stosb from 64 KiB to 512 KiB. gzip's memset
 		// profile (tests/data/profiles) is 98% fills of 1-64 bytes and 2%
 		// of 64-128 KiB, which hold most of its time; uarch-bench mem
 		// --profile, three runs a setting, interleaved (the Zen 4 guest of
@@ -232,14 +232,20 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// with one from 32 KiB (level with glibc, which runs rep stosb
 		// there), 1.015-1.016x from 64 KiB. Fixed fills of 64 KiB-4 MiB,
 		// aligned and to dst+1, moved from 0.993-1.011x to 0.994-1.004x
-		// (two runs each). The avx2 variant keeps none (not measured so).
+		// (two runs each); those of 1-4 MiB were the loop's (1.001-1.011x
+		// without the window), as was zstd's memset replay, whose time is
+		// in fills of 512 KiB-1 MiB: six interleaved runs each, median
+		// 1.005x (0.993-1.015) with the window ending at 512 KiB, 0.998x
+		// (0.982-1.005) with it ending at 16 MiB. So it ends at 512 KiB:
+		// no more than the noise decides there. The avx2 variant keeps no
+		// window (not measured so).
 		if (zen4_measured) {
 			if (mem == Impl::avx512 && uint64_t(c.cache.l3) / 2 > t->nt_min)
 				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
 			t->movsb_min = 0;
 			t->movsb_max = t->nt_min;
 			t->stosb_min = mem == Impl::avx512 ? 64u << 10 : 0;
-			t->stosb_max = mem == Impl::avx512 ? t->nt_min : ~uint64_t(0);
+			t->stosb_max = mem == Impl::avx512 ? 512u << 10 : ~uint64_t(0);
 		}
 		// Intel server cores with AMX (Sapphire Rapids, Emerald Rapids,
 		// Granite Rapids): the AMX-TILE bit marks them whatever model
