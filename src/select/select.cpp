@@ -174,13 +174,13 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		//        64 KiB 587/582, 1 MiB 11412/11282, 16 MiB 196993/199727.
 		// rep movsb loses up to 0.61x below 24 KiB and never wins by more
 		// than 1% above (to a misaligned dst it loses 5-13% from 24 KiB):
-		// never. rep stosb loses up to 0.58x below 32 KiB and wins by at
-		// most 2% above: never by this measure (but see the replay
-		// below); from the non-temporal threshold streaming fills beat it
-		// (uarch-bench mem, memset 16 MiB: 1.20-1.75x glibc's rep stosb). Non-temporal against the cached loop, the
-		// same buffers again and again: copy 8 MiB 0.94x, 16 MiB 1.12x,
-		// 32 MiB 1.43x; fill 4 MiB 1.13x, 8 MiB 1.28x: the copy's
-		// crossover decides, half the L3 (16 MiB).
+		// never. rep stosb loses up to 0.58x below 32 KiB and wins by at most
+		// 2% above: never by this measure (but see the replay below); from
+		// the non-temporal threshold streaming fills beat it (uarch-bench
+		// mem, memset 16 MiB: 1.20-1.75x glibc's rep stosb). Non-temporal
+		// against the cached loop, the same buffers again and again: copy 8
+		// MiB 0.94x, 16 MiB 1.12x, 32 MiB 1.43x; fill 4 MiB 1.13x, 8 MiB
+		// 1.28x: the copy's crossover decides, half the L3 (16 MiB).
 		// The Zen 4 guest of 2026-12-02 (the same family and model, AVX-512
 		// hidden by the hypervisor, so the avx2 variant; L1d 32 KiB, L2
 		// 1 MiB, 32 MiB L3), three uarch-tune runs, loop / rep:
@@ -219,26 +219,25 @@ static void x86_thresholds(const Cpu &c, Impl mem, MemThresholds *t)
 		// block.
 		// One window opened since, by a replay rather than by the tuner,
 		// which times each size alone: the avx512 variant's fills take rep
-		// stosb from 64 KiB to 512 KiB. gzip's memset
-		// profile (tests/data/profiles) is 98% fills of 1-64 bytes and 2%
-		// of 64-128 KiB, which hold most of its time; uarch-bench mem
-		// --profile, three runs a setting, interleaved (the Zen 4 guest of
-		// 2026-12-04, AVX-512): no window 0.988-0.992x glibc, rep stosb from
-		// 64 KiB 1.010x each time, from 32 KiB or 16 KiB 1.009-1.012x. The
-		// big fills alone were level either way (1.000-1.012x), the small
-		// ones alone 1.02-1.03x: what rep stosb saves is in the calls that
-		// follow a big fill. From 64 KiB, not lower: git-gc's fills
-		// (54% 32-64 KiB) ran 1.011-1.020x without a window and 0.995-1.003x
-		// with one from 32 KiB (level with glibc, which runs rep stosb
-		// there), 1.015-1.016x from 64 KiB. Fixed fills of 64 KiB-4 MiB,
-		// aligned and to dst+1, moved from 0.993-1.011x to 0.994-1.004x
-		// (two runs each); those of 1-4 MiB were the loop's (1.001-1.011x
-		// without the window), as was zstd's memset replay, whose time is
-		// in fills of 512 KiB-1 MiB: six interleaved runs each, median
-		// 1.005x (0.993-1.015) with the window ending at 512 KiB, 0.998x
-		// (0.982-1.005) with it ending at 16 MiB. So it ends at 512 KiB:
-		// no more than the noise decides there. The avx2 variant keeps no
-		// window (not measured so).
+		// stosb from 64 KiB to 512 KiB. gzip's memset profile
+		// (tests/data/profiles) is 98% fills of 1-64 bytes and 2% of 64-128
+		// KiB, which hold most of its time; uarch-bench mem --profile, three
+		// runs a setting, interleaved (the Zen 4 guest of 2026-12-04,
+		// AVX-512): no window 0.988-0.992x glibc, rep stosb from 64 KiB
+		// 1.010x each time, from 32 KiB or 16 KiB 1.009-1.012x. The big fills
+		// alone were level either way (1.000-1.012x), the small ones alone
+		// 1.02-1.03x: what rep stosb saves is in the calls that follow a big
+		// fill. From 64 KiB, not lower: git-gc's fills (54% 32-64 KiB) ran
+		// 1.011-1.020x without a window and 0.995-1.003x with one from 32 KiB
+		// (level with glibc, which runs rep stosb there), 1.015-1.016x from
+		// 64 KiB. Fixed fills of 64 KiB-4 MiB, aligned and to dst+1, moved
+		// from 0.993-1.011x to 0.994-1.004x (two runs each); those of 1-4 MiB
+		// were the loop's (1.001-1.011x without the window), as was zstd's
+		// memset replay, whose time is in fills of 512 KiB-1 MiB: six
+		// interleaved runs each, median 1.005x (0.993-1.015) with the window
+		// ending at 512 KiB, 0.998x (0.982-1.005) with it ending at 16 MiB.
+		// So it ends at 512 KiB: no more than the noise decides there. The
+		// avx2 variant keeps no window (not measured so).
 		if (zen4_measured) {
 			if (mem == Impl::avx512 && uint64_t(c.cache.l3) / 2 > t->nt_min)
 				t->nt_min = uint64_t(c.cache.l3) / 2;   // above nt_min: derived already
