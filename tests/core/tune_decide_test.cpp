@@ -285,3 +285,49 @@ TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 	rules.noise_limit = 0.25;
 	EXPECT_FALSE(decide(e, rules).too_noisy);
 }
+
+// The policy's window stays where the tuner finds none of its own and no
+// size timed inside it has rep slower by the margin (decide.h): Zen 4's rep
+// stosb from 64 KiB, which a replay opened and each size alone runs level.
+TEST(TuneDecide, PolicyWindowKeptUnlessContradicted)
+{
+	Evidence e;
+	e.futex_wake = t(5000);
+	Rules rules;
+	rules.stosb_policy = Window{64u << 10, 512u << 10};
+	// Level everywhere, a loss below the window: kept.
+	e.stosb = rows({{16384, 1.5}, {65536, 1.0}, {262144, 0.99}, {1 << 20, 1.01}});
+	Profile p = decide(e, rules);
+	EXPECT_TRUE(p.stosb_kept);
+	EXPECT_EQ(p.stosb.min, 64u << 10);
+	EXPECT_EQ(p.stosb.max, 512u << 10);
+	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=0:rep_stosb_threshold=64K:rep_stosb_stop=512K");
+	// Slower within the margin at one alignment, a size not timed: kept.
+	e.stosb[1].rep[misaligned] = t(102);
+	e.stosb[2].rep[aligned] = t(0);
+	EXPECT_TRUE(decide(e, rules).stosb_kept);
+	// Slower by the margin inside it, at either alignment: the tuner's never.
+	e.stosb[2].rep[aligned] = t(100);
+	e.stosb[2].rep[misaligned] = t(104);
+	p = decide(e, rules);
+	EXPECT_FALSE(p.stosb_kept);
+	EXPECT_EQ(p.stosb.min, 0u);
+	EXPECT_EQ(profile_string(p), "rep_movsb_threshold=0:rep_stosb_threshold=0");
+	// A window of the tuner's own wins over the policy's.
+	e.stosb = rows({{65536, 1.0}, {262144, 1.0}, {1 << 20, 0.8}, {4 << 20, 0.8}});
+	p = decide(e, rules);
+	EXPECT_FALSE(p.stosb_kept);
+	EXPECT_EQ(p.stosb.min, 1u << 20);
+	// No policy window (the default Rules): never, as before.
+	rules.stosb_policy = Window{};
+	e.stosb = rows({{65536, 1.0}, {262144, 1.0}});
+	EXPECT_EQ(decide(e, rules).stosb.min, 0u);
+	// The same rule for rep movsb, a window open to any size.
+	rules.movsb_policy = Window{2112, Window::open};
+	e.movsb = rows({{2048, 1.0}, {4096, 1.01}, {1 << 20, 0.99}});
+	p = decide(e, rules);
+	EXPECT_TRUE(p.movsb_kept);
+	EXPECT_EQ(profile_string(p).substr(0, 48), "rep_movsb_threshold=2112:rep_movsb_stop=inf:rep_");
+	e.movsb[1].rep[aligned] = t(110);
+	EXPECT_EQ(decide(e, rules).movsb.min, 0u);
+}

@@ -84,6 +84,20 @@ Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below
 	return w;
 }
 
+// w where the tuner found a window; else the policy's, unless a size timed
+// inside it has rep slower than the loop by the margin (decide.h).
+static Window unless_contradicted(const Window &w, const Window &policy, const std::vector<RepRow> &rows,
+				  double margin)
+{
+	if (w.min || !policy.min)
+		return w;
+	const double m = -std::log(1 - margin);
+	for (const RepRow &r : rows)
+		if (r.size >= policy.min && r.size < policy.max && rep_gain(r) <= -m)   // NaN: no evidence
+			return w;
+	return policy;
+}
+
 bool nt_threshold(const std::vector<NtRow> &rows, double margin, uint64_t *out)
 {
 	size_t i = rows.size();
@@ -153,8 +167,11 @@ Profile decide(const Evidence &e, const Rules &r)
 	if (p.have_nt && p.nt_min < r.nt_floor)
 		p.nt_min = r.nt_floor;   // the winning sizes run to the end: it wins there too
 	uint64_t below = p.have_nt ? p.nt_min : Window::open;
-	p.movsb = rep_window(e.movsb, r.margin, below);
-	p.stosb = rep_window(e.stosb, r.margin, below);
+	Window own_movsb = rep_window(e.movsb, r.margin, below), own_stosb = rep_window(e.stosb, r.margin, below);
+	p.movsb = unless_contradicted(own_movsb, r.movsb_policy, e.movsb, r.margin);
+	p.stosb = unless_contradicted(own_stosb, r.stosb_policy, e.stosb, r.margin);
+	p.movsb_kept = !own_movsb.min && p.movsb.min;
+	p.stosb_kept = !own_stosb.min && p.stosb.min;
 	// rep movsb never overlaps the non-temporal copy: the NT loop takes over.
 	if (p.have_nt && p.movsb.min && p.movsb.max > p.nt_min)
 		p.movsb.max = p.nt_min > p.movsb.min ? p.nt_min : p.movsb.min;

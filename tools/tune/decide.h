@@ -59,6 +59,7 @@ struct Window {
 
 struct Profile {
 	Window movsb, stosb;
+	bool movsb_kept = false, stosb_kept = false;   // the policy's window, not contradicted (Rules)
 	bool have_nt = false;         // false: no size tried favoured NT stores: keep the default
 	uint64_t nt_min = 0;
 	bool have_nt_fill = false;    // as have_nt, for fills of other bytes than 0
@@ -94,6 +95,14 @@ struct Rules {
 	// passes the policy's, or its copy threshold where the policy never
 	// streams them.
 	uint64_t nt_fill_floor = 0;
+	// The policy's own rep windows (min 0: never). Where the tuner finds
+	// no window of its own, the profile keeps the policy's unless a size
+	// timed inside it shows rep slower than the loop by the margin: the
+	// tuner times each size alone and cannot see every reason a window was
+	// opened (on Zen 4, rep stosb from 64 KiB wins a replay of gzip's
+	// fills, where each size alone runs level; select.cpp), so "level"
+	// here is no evidence against it.
+	Window movsb_policy, stosb_policy;
 };
 
 // The window where rep wins, among the sizes below `below` (from there the

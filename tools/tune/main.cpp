@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
@@ -550,9 +551,23 @@ int main(int argc, char **argv)
 	// later than the policy, never earlier.
 	rules.nt_floor = plan.mem.nt_min;
 	rules.nt_fill_floor = plan.mem.nt_fill_min ? plan.mem.nt_fill_min : plan.mem.nt_min;
+	auto policy = [](uint64_t min, uint64_t max) {
+		return Window{min, min ? std::min<uint64_t>(max, Window::open) : 0};
+	};
+	rules.movsb_policy = policy(plan.mem.movsb_min, plan.mem.movsb_max);
+	rules.stosb_policy = policy(plan.mem.stosb_min, plan.mem.stosb_max);
 	Profile p = decide(ev, rules);
 	std::printf("non-temporal: never below the built-in %" PRIu64 " KiB (a reused buffer may fit the cache there)\n",
 		    rules.nt_floor >> 10);
+	auto size = [](uint64_t n) {
+		if (n >= Window::open)
+			return std::string("any size");
+		return n % 1024 ? std::to_string(n) + " B" : std::to_string(n >> 10) + " KiB";
+	};
+	for (auto [name, kept, w] : {std::tuple{"rep movsb", p.movsb_kept, p.movsb}, std::tuple{"rep stosb", p.stosb_kept, p.stosb}})
+		if (kept)
+			std::printf("%s: the built-in window [%s, %s) kept: no size timed in it has rep slower by the margin\n",
+				    name, size(w.min).c_str(), size(w.max).c_str());
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
 	if (!p.too_noisy) {
