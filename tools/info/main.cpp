@@ -22,11 +22,13 @@
 #include "tunables/tunables.h"
 #include "uarch.h"
 #include "common/cpuid_dump.h"
+#include "common/size_text.h"
 #if UARCH_HAVE_CPU_FEATURES
 #include <cpu_features/cpuinfo_x86.h>
 #endif
 
 using namespace uarch;
+using uarch::tools::size_text;
 
 namespace {
 
@@ -60,16 +62,6 @@ std::string hex(uint64_t v)
 {
 	char b[24];
 	std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-	return b;
-}
-
-std::string size_text(uint64_t v)
-{
-	char b[32];
-	if (v >= Tunables::max_number) return "inf";   // the tunables' "inf" and the policy's ~0
-	if (v && v % (1u << 20) == 0) std::snprintf(b, sizeof b, "%" PRIu64 " MiB", v >> 20);
-	else if (v && v % 1024 == 0) std::snprintf(b, sizeof b, "%" PRIu64 " KiB", v >> 10);
-	else std::snprintf(b, sizeof b, "%" PRIu64, v);
 	return b;
 }
 

@@ -25,6 +25,12 @@ static bool faster(const Timing &cand, const Timing &base, double margin)
 // profile copied 1 MiB at 0.89-0.90x glibc's against 1.00-1.04x with the
 // built-in window (tune_decide_test.cpp). A size without both timings
 // has no gain (NaN): it never wins and scores -1.
+// The margin as a gain: rep wins a size where its gain is at least this.
+static double margin_gain(double margin)
+{
+	return -std::log(1 - margin);
+}
+
 static double rep_gain(const RepRow &r)
 {
 	double g = 0;
@@ -43,7 +49,7 @@ Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below
 	size_t end = 0;   // rows at or above `below` belong to the non-temporal path
 	while (end < rows.size() && rows[end].size < below)
 		end++;
-	const double m = -std::log(1 - margin);
+	const double m = margin_gain(margin);
 	std::vector<double> gain(end);
 	for (size_t k = 0; k < end; k++)
 		gain[k] = rep_gain(rows[k]);
@@ -91,7 +97,7 @@ static Window unless_contradicted(const Window &w, const Window &policy, const s
 {
 	if (w.min || !policy.min)
 		return w;
-	const double m = -std::log(1 - margin);
+	const double m = margin_gain(margin);
 	for (const RepRow &r : rows)
 		if (r.size >= policy.min && r.size < policy.max && rep_gain(r) <= -m)   // NaN: no evidence
 			return w;

@@ -27,6 +27,7 @@
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
 #include "common/gnuplot.h"
+#include "common/size_text.h"
 #include "common/stats.h"
 #include "decide.h"
 #include "dispatch/state.h"
@@ -559,15 +560,10 @@ int main(int argc, char **argv)
 	Profile p = decide(ev, rules);
 	std::printf("non-temporal: never below the built-in %" PRIu64 " KiB (a reused buffer may fit the cache there)\n",
 		    rules.nt_floor >> 10);
-	auto size = [](uint64_t n) {
-		if (n >= Window::open)
-			return std::string("any size");
-		return n % 1024 ? std::to_string(n) + " B" : std::to_string(n >> 10) + " KiB";
-	};
 	for (auto [name, kept, w] : {std::tuple{"rep movsb", p.movsb_kept, p.movsb}, std::tuple{"rep stosb", p.stosb_kept, p.stosb}})
 		if (kept)
 			std::printf("%s: the built-in window [%s, %s) kept: no size timed in it has rep slower by the margin\n",
-				    name, size(w.min).c_str(), size(w.max).c_str());
+				    name, tools::size_text(w.min).c_str(), tools::size_text(w.max).c_str());
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
 	if (!p.too_noisy) {
