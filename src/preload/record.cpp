@@ -1,7 +1,10 @@
 // libuarch_record.so: the C library's names, as in libuarch_preload.so, but
 // each call is counted (op, size, alignments, memmove overlap) before it
 // goes to the bound variant. uarch-prof preloads it and reads the files it
-// leaves: one per process, written at exit to $UARCH_PROF_OUT<pid>.uprof.
+// leaves: one per process image, written at exit and before each exec to
+// $UARCH_PROF_OUT<pid>.uprof, or <pid>-<k>.uprof where that name is taken
+// (the image an exec replaced, a pid reused in a long run or in another
+// pid namespace). A process that ends by _exit or a signal writes nothing.
 //
 // Hot path: one initial-exec TLS load of the thread's block, one test, and
 // plain increments in it; no locks, no atomics, no stack frame, then one
@@ -9,6 +12,9 @@
 // fixed static pool with one atomic add; threads beyond the pool keep a
 // null block and count into a shared overflow block with atomic adds.
 // No heap, no stdio: the file is written with raw system calls.
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -30,13 +36,15 @@ struct Block {
 constexpr uint32_t pool_blocks = 128;
 Block pool[pool_blocks + 1];     // the last one is the overflow block
 uint32_t pool_used;              // blocks handed out (may exceed pool_blocks)
+uint32_t overflow_threads;       // this process's threads counting into the last block
 // Null until the thread's first call, and for good in a thread beyond the
 // pool (overflow set): the hot path's one test sends both to note_slow.
 __thread Block *tls_block __attribute__((tls_model("initial-exec")));
 __thread bool tls_overflow __attribute__((tls_model("initial-exec")));
 
 char out_prefix[4096];           // from UARCH_PROF_OUT at load; empty: write nothing
-bool written;
+char own_path[sizeof out_prefix + 32];   // the file this image wrote; empty: none yet
+long owner_pid;                  // whose counts the blocks hold: set at load and in a fork child
 
 template <bool Shared>
 inline void add(uint64_t *p, uint64_t v = 1)
@@ -87,6 +95,7 @@ __attribute__((noinline)) void note_slow(Entry e, OpIndex op, const void *d, con
 			return;
 		}
 		tls_overflow = true;
+		__atomic_fetch_add(&overflow_threads, 1, __ATOMIC_RELAXED);
 	}
 	note_into<true>(&pool[pool_blocks], e, op, d, s, n);
 }
@@ -122,16 +131,79 @@ bool write_all(long fd, const void *p, uint64_t n)
 
 Counts merged;   // static: no heap, and too big for a thread's stack
 
-// Merges every block and writes the file. Called once per process, at
-// exit: threads still running may race with the reads, and such a count
-// is off by their last few calls at most.
+// Stores, not a loop the compiler could turn into a call to memset (this
+// library's own, which would count it).
+void zero_words(void *p, size_t bytes)
+{
+	uint64_t *w = static_cast<uint64_t *>(p);
+	for (size_t k = 0; k < bytes / sizeof(uint64_t); k++)
+		__atomic_store_n(&w[k], 0, __ATOMIC_RELAXED);
+}
+
+// Appends the decimal digits of v at path[l]; returns the new length.
+size_t put_decimal(char *path, size_t l, uint64_t v)
+{
+	char digits[24];
+	int nd = 0;
+	for (; v || !nd; v /= 10)
+		digits[nd++] = char('0' + v % 10);
+	while (nd)
+		path[l++] = digits[--nd];
+	return l;
+}
+
+// Opens this image's file: the one it wrote before (an exec that failed,
+// then exit), else a new one, <prefix><pid>.uprof or the first free
+// <prefix><pid>-<k>.uprof: never another image's.
+long open_own_file(long pid)
+{
+	enum : long { o_wronly = 01, o_creat = 0100, o_excl = 0200, o_trunc = 01000, o_cloexec = 02000000 };
+	if (own_path[0])
+		return uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(own_path),
+					 o_wronly | o_trunc | o_cloexec, 0644);
+	char path[sizeof own_path];
+	size_t base = 0;
+	while (out_prefix[base] && base < sizeof out_prefix - 1) {
+		path[base] = out_prefix[base];
+		base++;
+	}
+	base = put_decimal(path, base, uint64_t(pid));
+	for (uint64_t k = 0; k < 1000; k++) {
+		size_t l = base;
+		if (k) {
+			path[l++] = '-';
+			l = put_decimal(path, l, k);
+		}
+		for (const char *x = ".uprof"; *x; x++)
+			path[l++] = *x;
+		path[l] = 0;
+		long fd = uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(path),
+					    o_wronly | o_creat | o_excl | o_cloexec, 0644);
+		if (fd == -EEXIST)
+			continue;
+		if (fd >= 0)
+			for (size_t i = 0; i <= l; i++)
+				own_path[i] = path[i];
+		return fd;
+	}
+	return -EEXIST;
+}
+
+// Merges every block and writes this image's file: at exit, and before an
+// exec (again at exit where the exec failed: the same file, the counts
+// since added). Threads still running may race with the reads, and such a
+// count is off by their last few calls at most. Not in a vfork child: it
+// shares the parent's blocks, which the parent writes.
 void write_profile()
 {
-	if (written || !out_prefix[0])
+	if (!out_prefix[0])
 		return;
-	written = true;
+	long pid = uarch::sys::call6(nr_getpid);
+	if (pid != owner_pid)
+		return;
 	uint32_t used = __atomic_load_n(&pool_used, __ATOMIC_ACQUIRE);
 	uint32_t blocks = used < pool_blocks ? used : pool_blocks + 1;
+	zero_words(&merged, sizeof merged);
 	uint64_t *m = reinterpret_cast<uint64_t *>(&merged);
 	constexpr size_t words = sizeof(Counts) / sizeof(uint64_t);
 	uint64_t threads = 0;
@@ -143,7 +215,7 @@ void write_profile()
 				calls += __atomic_load_n(&pool[i].c.op[op].size[k], __ATOMIC_RELAXED);
 		if (!calls)
 			continue;   // a thread that forked away, or reset in a child
-		threads += i == pool_blocks ? used - pool_blocks : 1;
+		threads += i == pool_blocks ? __atomic_load_n(&overflow_threads, __ATOMIC_RELAXED) : 1;
 		for (size_t k = 0; k < words; k++)
 			m[k] += __atomic_load_n(&w[k], __ATOMIC_RELAXED);
 	}
@@ -161,24 +233,7 @@ void write_profile()
 	Header h = {{'U', 'A', 'R', 'C', 'H', 'P', 'R', 'F'}, version, sizeof(Header), sizeof(Counts),
 		    fnv1a(&merged, sizeof(Counts)), 1, threads};
 
-	char path[sizeof out_prefix + 32];
-	size_t l = 0;
-	while (out_prefix[l] && l < sizeof out_prefix - 1) {
-		path[l] = out_prefix[l];
-		l++;
-	}
-	char digits[24];
-	int nd = 0;
-	for (uint64_t pid = uint64_t(uarch::sys::call6(nr_getpid)); pid || !nd; pid /= 10)
-		digits[nd++] = char('0' + pid % 10);
-	while (nd)
-		path[l++] = digits[--nd];
-	for (const char *x = ".uprof"; *x; x++)
-		path[l++] = *x;
-	path[l] = 0;
-	// O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0644
-	long fd = uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(path),
-				    01 | 0100 | 01000 | 02000000, 0644);
+	long fd = open_own_file(pid);
 	if (fd < 0)
 		return;
 	if (write_all(fd, &h, sizeof h))
@@ -187,16 +242,32 @@ void write_profile()
 }
 
 // In a fork child: the counts so far are the parent's. Zero them all; the
-// forking thread keeps its block, the others' stay empty.
+// forking thread keeps its block, the others' stay empty. The child is
+// its own process: its own file, and its own count of overflow threads.
 void reset_in_child()
 {
 	uint32_t used = pool_used < pool_blocks ? pool_used : pool_blocks + 1;
-	for (uint32_t i = 0; i < used; i++) {
-		uint64_t *w = reinterpret_cast<uint64_t *>(&pool[i].c);
-		for (size_t k = 0; k < sizeof(Counts) / sizeof(uint64_t); k++)
-			__atomic_store_n(&w[k], 0, __ATOMIC_RELAXED);
-	}
-	written = false;
+	for (uint32_t i = 0; i < used; i++)
+		zero_words(&pool[i].c, sizeof pool[i].c);
+	overflow_threads = tls_overflow ? 1 : 0;
+	own_path[0] = 0;
+	owner_pid = uarch::sys::call6(nr_getpid);
+}
+
+// The C library's exec functions, found at load (dlsym may take locks and
+// allocate: not in a vfork child, where Python's subprocess and others
+// call exec).
+using ExecveFn = int (*)(const char *, char *const[], char *const[]);
+using ExecvFn = int (*)(const char *, char *const[]);
+using FexecveFn = int (*)(int, char *const[], char *const[]);
+ExecveFn next_execve, next_execvpe;
+ExecvFn next_execv, next_execvp;
+FexecveFn next_fexecve;
+
+template <class Fn>
+void find_next(Fn *fn, const char *name)
+{
+	*fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
 extern "C" char **environ;
@@ -218,7 +289,13 @@ __attribute__((constructor(102))) void record_init()
 		out_prefix[l] = 0;
 		break;
 	}
+	owner_pid = uarch::sys::call6(nr_getpid);
 	pthread_atfork(nullptr, nullptr, reset_in_child);
+	find_next(&next_execve, "execve");
+	find_next(&next_execvpe, "execvpe");
+	find_next(&next_execv, "execv");
+	find_next(&next_execvp, "execvp");
+	find_next(&next_fexecve, "fexecve");
 }
 
 __attribute__((destructor(102))) void record_fini() { write_profile(); }
@@ -282,3 +359,94 @@ EXPORT void *memset(void *d, int c, size_t n)
 // counted under its own entry and folded into its op.
 #define UARCH_RECORD_NOTE(name, op, d, s, n) note(e_##name, p_##op, d, s, n);
 UARCH_LIBC_NAMES(, UARCH_RECORD_NOTE)
+
+// exec: this image's counts are written first (the new image, which loads
+// this library again, writes its own file), then the C library's function
+// runs. The l forms gather their arguments on the stack, as the C
+// library's own do.
+namespace {
+
+int no_next()
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+// The arguments from arg to the null pointer that ends them; envp, where
+// asked, the pointer after it (execle).
+#define UARCH_GATHER_ARGS(arg, argv, envp_out)                                        \
+	va_list ap;                                                                    \
+	size_t n = 0;   /* arguments after arg, before the null pointer */             \
+	va_start(ap, arg);                                                             \
+	if (arg)                                                                       \
+		while (va_arg(ap, char *))                                             \
+			n++;                                                           \
+	va_end(ap);                                                                    \
+	char **argv = static_cast<char **>(__builtin_alloca((n + 2) * sizeof(char *))); \
+	argv[0] = const_cast<char *>(arg);                                             \
+	va_start(ap, arg);                                                             \
+	for (size_t i = 1; i <= n; i++)                                                \
+		argv[i] = va_arg(ap, char *);                                          \
+	argv[n + 1] = nullptr;                                                         \
+	if (arg)                                                                       \
+		(void)va_arg(ap, char *);   /* the null pointer */                     \
+	envp_out;                                                                      \
+	va_end(ap)
+
+} // namespace
+
+extern "C" {
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	write_profile();
+	return next_execve ? next_execve(path, argv, envp) : no_next();
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	write_profile();
+	return next_execv ? next_execv(path, argv) : no_next();
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	write_profile();
+	return next_execvp ? next_execvp(file, argv) : no_next();
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	write_profile();
+	return next_execvpe ? next_execvpe(file, argv, envp) : no_next();
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	write_profile();
+	return next_fexecve ? next_fexecve(fd, argv, envp) : no_next();
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	UARCH_GATHER_ARGS(arg, argv, (void)0);
+	write_profile();
+	return next_execv ? next_execv(path, argv) : no_next();
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	UARCH_GATHER_ARGS(arg, argv, (void)0);
+	write_profile();
+	return next_execvp ? next_execvp(file, argv) : no_next();
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+	UARCH_GATHER_ARGS(arg, argv, envp = va_arg(ap, char *const *));
+	write_profile();
+	return next_execve ? next_execve(path, argv, envp) : no_next();
+}
+
+} // extern "C"

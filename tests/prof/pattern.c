@@ -3,7 +3,10 @@
  * Every call goes through a volatile pointer to the exported name, so the
  * compiler neither inlines nor drops it.
  *   pattern run    the calls, 3 extra threads, and a forked child
- *   pattern exec   execs "pattern run" first (the recording follows exec) */
+ *   pattern exec   11 fills of 9 bytes, an exec that fails between them,
+ *                  then execs "pattern run" (the recording follows exec)
+ *   pattern many   130 threads of one call each (beyond the recorder's
+ *                  128 blocks), then a forked child of one call */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -78,11 +81,45 @@ static void run(void)
 		exit(4);
 }
 
+static void *one_call(void *arg)
+{
+	static _Alignas(64) char t[130][64];
+	set(t[(long)arg], 3, 5);
+	return 0;
+}
+
+static void many(void)
+{
+	pthread_t th[130];
+	for (long t = 0; t < 130; t++)
+		if (pthread_create(&th[t], 0, one_call, (void *)t))
+			exit(3);
+	for (int t = 0; t < 130; t++)
+		pthread_join(th[t], 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		set(a, 2, 5);
+		exit(0);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		exit(4);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
+		for (int i = 0; i < 9; i++)
+			set(a + 3, 4, 9);
+		execl("/nonexistent/pattern", argv[0], "run", (char *)0);
+		for (int i = 0; i < 2; i++)
+			set(a + 3, 4, 9);
 		execl("/proc/self/exe", argv[0], "run", (char *)0);
 		return 5;
+	}
+	if (argc > 1 && !strcmp(argv[1], "many")) {
+		many();
+		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "status"))
 		return 7;

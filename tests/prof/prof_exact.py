@@ -14,7 +14,7 @@ def check(what, got, want):
         failures.append(f"{what}: got {got!r}, want {want!r}")
 
 
-def expected():
+def expected(exec_first):
     sizes = {op: {} for op in ("memcpy", "memmove", "memset")}
     dst = {op: [0] * 64 for op in sizes}
     src = {op: [0] * 64 for op in sizes}
@@ -44,6 +44,8 @@ def expected():
     call("__memset_chk", "memset", 2, 0, 20, 1)
     call("memcpy", "memcpy", 0, 32, 256, 3000)   # three threads
     call("memset", "memset", 16, 0, 77, 7)       # the forked child
+    if exec_first:                                # before the exec, around one that failed
+        call("memset", "memset", 3, 0, 9, 11)
     overlap = {"disjoint": 3, "forward": 4, "backward": 5, "same": 2}
     return sizes, dst, src, entries, overlap
 
@@ -58,9 +60,11 @@ def run_and_check(label, args):
         rep = subprocess.run([prof, "report", "--json", out], capture_output=True, text=True)
         check(f"{label}: report status", rep.returncode, 0)
         j = json.loads(rep.stdout)
-        sizes, dst, src, entries, overlap = expected()
-        check(f"{label}: processes", j["processes"], 2)
-        check(f"{label}: threads", j["threads"], 5)
+        exec_first = args == ["exec"]
+        sizes, dst, src, entries, overlap = expected(exec_first)
+        # One file per process image: the image exec replaced has its own.
+        check(f"{label}: processes", j["processes"], 3 if exec_first else 2)
+        check(f"{label}: threads", j["threads"], 6 if exec_first else 5)
         for e, n in j["entries"].items():
             check(f"{label}: calls of {e}", n, entries.get(e, 0))
         for op, o in j["ops"].items():
@@ -91,6 +95,17 @@ def one_line_error(label, cmd, **kw):
 
 data = run_and_check("run", ["run"])
 run_and_check("exec", ["exec"])
+
+# Past the recorder's 128 per-thread blocks, then a fork: the child's file
+# counts its one thread, not the parent's overflow threads.
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "m.uprof")
+    r = subprocess.run([prof, "-o", out, "--", pattern, "many"], env=env, capture_output=True, text=True)
+    check("many: exit status", r.returncode, 0)
+    j = json.loads(subprocess.run([prof, "report", "--json", out], capture_output=True, text=True).stdout)
+    check("many: processes", j["processes"], 2)
+    check("many: threads", j["threads"], 131)   # the 130 that called, and the child
+    check("many: memset calls", j["ops"]["memset"]["calls"], 131)
 
 with tempfile.TemporaryDirectory() as d:
     out = os.path.join(d, "s.uprof")
