@@ -16,7 +16,11 @@
 // 165 us on a guest whose page-table updates trap (the Zen 5 KVM guest:
 // mmap 15, first touch 12, mprotect 44, mremap 92), for objects that few
 // programs have. Where the system refuses executable anonymous memory the
-// entries keep their pointers.
+// entries keep their pointers, and so they do in a thread under a seccomp
+// filter (thread_unfiltered): a filter may kill the process on any of
+// those calls rather than refuse it (OpenSSH's pre-authentication sandbox
+// kills on an mprotect asking for PROT_EXEC), and it may have been
+// installed at any time since load.
 #include <stdint.h>
 #include "sys/sys.h"
 #include "generic/params.h"
@@ -60,10 +64,38 @@ enum : long { map_private = 0x02, map_anonymous = 0x20 };
 enum : long { mremap_maymove = 1, mremap_fixed = 2 };
 using namespace sys;
 
+// Whether the calling thread runs under no seccomp filter: its
+// /proc/thread-self/status says "Seccomp:" 0. Not readable (no /proc, a
+// kernel before 3.17, a filter that refuses the open): false. Read in small
+// pieces: this runs inside a memcpy, perhaps on a signal stack.
+bool thread_unfiltered()
+{
+	long fd = open_read("/proc/thread-self/status");
+	if (failed(fd))
+		return false;
+	static constexpr char key[] = "\nSeccomp:";
+	constexpr uint32_t key_len = sizeof key - 1;
+	char buf[128];
+	uint32_t matched = 0;   // the bytes of key just read (all of it: skipping blanks)
+	int mode = -1;
+	for (long n; mode < 0 && (n = read(fd, buf, sizeof buf)) > 0;) {
+		for (long i = 0; i < n && mode < 0; i++) {
+			char c = buf[i];
+			if (matched < key_len)
+				matched = c == key[matched] ? matched + 1 : c == '\n' ? 1 : 0;
+			else if (c != ' ' && c != '\t')
+				mode = c == '0' ? 0 : 1;
+		}
+	}
+	close(fd);
+	return mode == 0;
+}
+
 } // namespace
 
 // Entries of `jmp rel32`; false (and the page untouched) when a target is
-// out of reach or the system refuses executable anonymous memory.
+// out of reach, the thread is under a seccomp filter, or the system
+// refuses executable anonymous memory.
 bool patch_page(void *const targets[entry_count])
 {
 	const uintptr_t page = uintptr_t(uarch_preload_entry_page);
@@ -74,6 +106,8 @@ bool patch_page(void *const targets[entry_count])
 			return false;
 		rel[i] = int32_t(d);
 	}
+	if (!thread_unfiltered())
+		return false;
 	long fresh = call6(nr_mmap, 0, page_size, prot_read | prot_write, map_private | map_anonymous, -1, 0);
 	if (failed(fresh))
 		return false;

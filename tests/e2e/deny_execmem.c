@@ -1,5 +1,6 @@
-/* deny_execmem [-x] [-w] PROGRAM [ARGS]: runs PROGRAM under a seccomp filter
- * (inherited across exec) that fails with EACCES
+/* deny_execmem [-k] [-x] [-w] PROGRAM [ARGS]: runs PROGRAM under a seccomp
+ * filter (inherited across exec) that fails with EACCES (-k: kills the
+ * process, as OpenSSH's pre-authentication sandbox does)
  *   -x (the default): what SELinux's deny_execmem or PaX MPROTECT refuse,
  *      executable anonymous memory: mprotect and pkey_mprotect asking for
  *      PROT_EXEC, mmap asking for PROT_EXEC with MAP_ANONYMOUS (file-backed
@@ -26,14 +27,16 @@
 #endif
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
-#define DENY BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA))
+#define DENY BPF_STMT(BPF_RET | BPF_K, kill ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA))
 #define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
 int main(int argc, char **argv)
 {
-	int deny_x = 0, deny_w = 0, i = 1;
+	int deny_x = 0, deny_w = 0, kill = 0, i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (strcmp(argv[i], "-x") == 0)
+		if (strcmp(argv[i], "-k") == 0)
+			kill = 1;
+		else if (strcmp(argv[i], "-x") == 0)
 			deny_x = 1;
 		else if (strcmp(argv[i], "-w") == 0)
 			deny_w = 1;
@@ -41,7 +44,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: deny_execmem [-x] [-w] PROGRAM [ARGS]\n");
+		fprintf(stderr, "usage: deny_execmem [-k] [-x] [-w] PROGRAM [ARGS]\n");
 		return 2;
 	}
 	if (!deny_x && !deny_w)
@@ -73,15 +76,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "deny_execmem: seccomp: %s\n", strerror(errno));
 		return 77;
 	}
-	/* The filter works: what it should refuse is refused. */
-	if (deny_x) {
+	/* The filter works: what it should refuse is refused (a killing
+	 * filter is taken on trust). */
+	if (deny_x && !kill) {
 		void *p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED || errno != EACCES) {
 			fprintf(stderr, "deny_execmem: the filter let an executable anonymous mapping through\n");
 			return 1;
 		}
 	}
-	if (deny_w) {
+	if (deny_w && !kill) {
 		void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ | PROT_WRITE) == 0 || errno != EACCES) {
 			fprintf(stderr, "deny_execmem: the filter let a mapping be made writable\n");

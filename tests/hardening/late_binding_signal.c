@@ -1,10 +1,12 @@
 /* A signal handler that copies while the library finishes binding (at the
  * first copy of 256 KiB it reads the caches and replaces its entries' page)
  * must not wait for that binding: it would wait forever for the code it
- * interrupted. Made deterministic with seccomp: replacing the page asks
- * mremap, which a filter turns into SIGSYS inside the binding; the handler
- * copies, small and large, through the same memcpy and checks the bytes,
- * then fails the mremap as a refusing system would. Run under LD_PRELOAD
+ * interrupted. Made deterministic with seccomp: before it replaces the
+ * page the binding opens /proc/thread-self/status (to see whether the
+ * thread is under a seccomp filter), which a filter turns into SIGSYS
+ * inside the binding; the handler copies, small and large, through the
+ * same memcpy and checks the bytes, then fails the open as a refusing
+ * system would. Run under LD_PRELOAD
  * with the preload library; a handler that waited would hang the test
  * until its timeout.
  * Prints "ok: ..." and exits 0; 1 on a wrong copy, a handler that never
@@ -62,7 +64,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ucv)
 	g_ran++;
 	/* The trapped call fails as a refused one would (the entries then keep
 	 * their pointers). */
-	if (si->si_syscall == SYS_mremap)
+	if (si->si_syscall == SYS_openat)
 		uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
 }
 
@@ -90,7 +92,7 @@ int main(void)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mremap, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -107,7 +109,7 @@ int main(void)
 		return 1;
 	}
 	if (!g_ran) {
-		fprintf(stderr, "late_binding_signal: the binding asked no mremap: the handler never ran\n");
+		fprintf(stderr, "late_binding_signal: the binding opened nothing: the handler never ran\n");
 		return 1;
 	}
 	if (g_bad) {
@@ -115,7 +117,7 @@ int main(void)
 		return 1;
 	}
 	if (strcmp(g_entries(), "pointer") != 0) {
-		fprintf(stderr, "late_binding_signal: the entries are %s after a refused mremap, expected pointer\n",
+		fprintf(stderr, "late_binding_signal: the entries are %s after a refused open, expected pointer\n",
 			g_entries());
 		return 1;
 	}
