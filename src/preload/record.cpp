@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sys/auxv.h>
 #include "dispatch/bind.h"
 #include "dispatch/libc_names.h"
 #include "sys/sys.h"
@@ -272,10 +273,13 @@ void find_next(Fn *fn, const char *name)
 
 extern "C" char **environ;
 
+// UARCH_PROF_OUT names where files are created: ignored in a set-id or
+// file-capability program (AT_SECURE), as the tunables are, where the
+// library came in through /etc/ld.so.preload.
 __attribute__((constructor(102))) void record_init()
 {
 	const char *key = "UARCH_PROF_OUT=";
-	for (char **e = environ; e && *e; e++) {
+	for (char **e = getauxval(AT_SECURE) ? nullptr : environ; e && *e; e++) {
 		const char *v = *e, *k = key;
 		while (*k && *v == *k)
 			v++, k++;

@@ -162,9 +162,16 @@ def check_setuid():
     try:
         os.chmod(tmp, 0o755)   # the set-id copy runs as nobody and must reach its files
         libs = {"shared": os.path.join(tmp, "libuarch.so.0"),
-                "preload": os.path.join(tmp, "libuarch_preload.so")}
+                "preload": os.path.join(tmp, "libuarch_preload.so"),
+                "record": os.path.join(tmp, "libuarch_record.so")}
         shutil.copy(args.lib, libs["shared"])
         shutil.copy(args.preload_lib, libs["preload"])
+        shutil.copy(args.record_lib, libs["record"])
+        # Where the recorder would write: anyone may create files there, so
+        # only AT_SECURE keeps the set-id runs from writing.
+        prof_dir = os.path.join(tmp, "prof")
+        os.mkdir(prof_dir)
+        os.chmod(prof_dir, 0o1777)
         progs = {}
         for name, src in (("static", args.static), ("helper", args.secure_helper)):
             progs[name] = os.path.join(tmp, name)
@@ -176,7 +183,8 @@ def check_setuid():
         tun = f"memcpy={want_tuned}"
         cases = [("static", [progs["static"]], progs["static"]),
                  ("shared (dlopen libuarch.so)", [progs["helper"], libs["shared"]], progs["helper"]),
-                 ("preload (dlopen libuarch_preload.so)", [progs["helper"], libs["preload"]], progs["helper"])]
+                 ("preload (dlopen libuarch_preload.so)", [progs["helper"], libs["preload"]], progs["helper"]),
+                 ("recorder (dlopen libuarch_record.so)", [progs["helper"], libs["record"]], progs["helper"])]
         checked = 0
         for label, cmd, exe in cases:
             for kind, owner, group, mode in (("control", nobody, nobody, 0o755),
@@ -184,8 +192,14 @@ def check_setuid():
                                              ("setgid", 0, nobody, 0o2755)):
                 os.chown(exe, owner, group)
                 os.chmod(exe, mode)   # after chown, which clears the set-id bits
-                r = run(cmd, base_env(UARCH_TUNABLES=tun))
+                for f in os.listdir(prof_dir):
+                    os.unlink(os.path.join(prof_dir, f))
+                r = run(cmd, base_env(UARCH_TUNABLES=tun, UARCH_PROF_OUT=prof_dir + "/p-"))
                 show(r, f"{label}, {kind}, UARCH_TUNABLES={tun}")
+                written = os.listdir(prof_dir)
+                if label.startswith("recorder") and (kind == "control") != bool(written):
+                    fail(f"{label} {kind}: UARCH_PROF_OUT {'not followed' if kind == 'control' else 'followed'} "
+                         f"(files: {written})")
                 b = bindings(r.stdout)
                 sec = at_secure(r.stdout)
                 if r.returncode != 0:
@@ -1377,7 +1391,7 @@ def main():
     p.add_argument("check", choices=sorted(CHECKS))
     for k in ("shared", "static", "preload-prog", "preload-lib", "lib", "static-lib", "secure-helper",
               "fortify", "names", "raw-cpuid", "info", "entry", "deny-execmem", "preload-lib-mprotect",
-              "dynsym-relro"):
+              "dynsym-relro", "record-lib"):
         p.add_argument("--" + k)
     args = p.parse_args()
     if args.lib and exe_wrapper.foreign(args.lib) and args.check in HOST_ONLY:
