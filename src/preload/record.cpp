@@ -4,7 +4,8 @@
 // leaves: one per process image, written at exit and before each exec to
 // $UARCH_PROF_OUT<pid>.uprof, or <pid>-<k>.uprof where that name is taken
 // (the image an exec replaced, a pid reused in a long run or in another
-// pid namespace). A process that ends by _exit or a signal writes nothing.
+// pid namespace), and by _exit and _Exit too. A process killed by a
+// signal, or ending by a raw exit system call, writes nothing.
 //
 // Hot path: one initial-exec TLS load of the thread's block, one test, and
 // plain increments in it; no locks, no atomics, no stack frame, then one
@@ -110,9 +111,9 @@ inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
 }
 
 #if defined(__x86_64__)
-enum : long { nr_write = 1, nr_getpid = 39 };
+enum : long { nr_write = 1, nr_getpid = 39, nr_exit_group = 231 };
 #elif defined(__aarch64__)
-enum : long { nr_write = 64, nr_getpid = 172 };
+enum : long { nr_write = 64, nr_getpid = 172, nr_exit_group = 94 };
 #endif
 
 bool write_all(long fd, const void *p, uint64_t n)
@@ -261,9 +262,11 @@ void reset_in_child()
 using ExecveFn = int (*)(const char *, char *const[], char *const[]);
 using ExecvFn = int (*)(const char *, char *const[]);
 using FexecveFn = int (*)(int, char *const[], char *const[]);
+using ExitFn = void (*)(int);
 ExecveFn next_execve, next_execvpe;
 ExecvFn next_execv, next_execvp;
 FexecveFn next_fexecve;
+ExitFn next_exit, next_Exit;
 
 template <class Fn>
 void find_next(Fn *fn, const char *name)
@@ -300,6 +303,8 @@ __attribute__((constructor(102))) void record_init()
 	find_next(&next_execv, "execv");
 	find_next(&next_execvp, "execvp");
 	find_next(&next_fexecve, "fexecve");
+	find_next(&next_exit, "_exit");
+	find_next(&next_Exit, "_Exit");
 }
 
 __attribute__((destructor(102))) void record_fini() { write_profile(); }
@@ -451,6 +456,27 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	UARCH_GATHER_ARGS(arg, argv, envp = va_arg(ap, char *const *));
 	write_profile();
 	return next_execve ? next_execve(path, argv, envp) : no_next();
+}
+
+// _exit and _Exit skip the destructor that writes at exit (a fork child
+// often ends so); exit's own call to _exit, inside the C library, does not
+// come here. In a vfork child write_profile does nothing.
+[[noreturn]] EXPORT void _exit(int status)
+{
+	write_profile();
+	if (next_exit)
+		next_exit(status);
+	uarch::sys::call6(nr_exit_group, status);
+	__builtin_unreachable();
+}
+
+[[noreturn]] EXPORT void _Exit(int status)
+{
+	write_profile();
+	if (next_Exit)
+		next_Exit(status);
+	uarch::sys::call6(nr_exit_group, status);
+	__builtin_unreachable();
 }
 
 } // extern "C"

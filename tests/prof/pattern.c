@@ -2,7 +2,8 @@
  * profile test (prof_exact.py holds the same pattern as its expectation).
  * Every call goes through a volatile pointer to the exported name, so the
  * compiler neither inlines nor drops it.
- *   pattern run    the calls, 3 extra threads, and a forked child
+ *   pattern run    the calls, 3 extra threads, and two forked children,
+ *                  one ending by exit, one by _exit
  *   pattern exec   11 fills of 9 bytes, an exec that fails between them,
  *                  then execs "pattern run" (the recording follows exec)
  *   pattern many   130 threads of one call each (beyond the recorder's
@@ -77,6 +78,14 @@ static void run(void)
 		exit(0);
 	}
 	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		exit(4);
+	pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++)
+			set(a + 17, 2, 78);
+		_exit(0);
+	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
 		exit(4);
 }

@@ -44,6 +44,7 @@ def expected(exec_first):
     call("__memset_chk", "memset", 2, 0, 20, 1)
     call("memcpy", "memcpy", 0, 32, 256, 3000)   # three threads
     call("memset", "memset", 16, 0, 77, 7)       # the forked child
+    call("memset", "memset", 17, 0, 78, 3)       # the child that ends by _exit
     if exec_first:                                # before the exec, around one that failed
         call("memset", "memset", 3, 0, 9, 11)
     overlap = {"disjoint": 3, "forward": 4, "backward": 5, "same": 2}
@@ -63,8 +64,8 @@ def run_and_check(label, args):
         exec_first = args == ["exec"]
         sizes, dst, src, entries, overlap = expected(exec_first)
         # One file per process image: the image exec replaced has its own.
-        check(f"{label}: processes", j["processes"], 3 if exec_first else 2)
-        check(f"{label}: threads", j["threads"], 6 if exec_first else 5)
+        check(f"{label}: processes", j["processes"], 4 if exec_first else 3)
+        check(f"{label}: threads", j["threads"], 7 if exec_first else 6)
         for e, n in j["entries"].items():
             check(f"{label}: calls of {e}", n, entries.get(e, 0))
         for op, o in j["ops"].items():
