@@ -47,6 +47,7 @@ __thread bool tls_overflow __attribute__((tls_model("initial-exec")));
 char out_prefix[4096];           // from UARCH_PROF_OUT at load; empty: write nothing
 char own_path[sizeof out_prefix + 32];   // the file this image wrote; empty: none yet
 long owner_pid;                  // whose counts the blocks hold: set at load and in a fork child
+long writer_tid;                 // the thread in write_profile (merged is shared); 0: none
 
 template <bool Shared>
 inline void add(uint64_t *p, uint64_t v = 1)
@@ -111,9 +112,9 @@ inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
 }
 
 #if defined(__x86_64__)
-enum : long { nr_write = 1, nr_getpid = 39, nr_exit_group = 231 };
+enum : long { nr_write = 1, nr_getpid = 39, nr_gettid = 186, nr_exit_group = 231 };
 #elif defined(__aarch64__)
-enum : long { nr_write = 64, nr_getpid = 172, nr_exit_group = 94 };
+enum : long { nr_write = 64, nr_getpid = 172, nr_gettid = 178, nr_exit_group = 94 };
 #endif
 
 bool write_all(long fd, const void *p, uint64_t n)
@@ -191,18 +192,9 @@ long open_own_file(long pid)
 	return -EEXIST;
 }
 
-// Merges every block and writes this image's file: at exit, and before an
-// exec (again at exit where the exec failed: the same file, the counts
-// since added). Threads still running may race with the reads, and such a
-// count is off by their last few calls at most. Not in a vfork child: it
-// shares the parent's blocks, which the parent writes.
-void write_profile()
+// The merge and the write, for write_profile.
+void write_merged(long pid)
 {
-	if (!out_prefix[0])
-		return;
-	long pid = uarch::sys::call6(nr_getpid);
-	if (pid != owner_pid)
-		return;
 	uint32_t used = __atomic_load_n(&pool_used, __ATOMIC_ACQUIRE);
 	uint32_t blocks = used < pool_blocks ? used : pool_blocks + 1;
 	zero_words(&merged, sizeof merged);
@@ -243,6 +235,33 @@ void write_profile()
 	uarch::sys::close(fd);
 }
 
+// Merges every block and writes this image's file: at exit, and before an
+// exec (again at exit where the exec failed: the same file, the counts
+// since added). Threads still running may race with the reads, and such a
+// count is off by their last few calls at most. Not in a vfork child: it
+// shares the parent's blocks, which the parent writes. One thread at a
+// time (merged is shared): another waits (an exec racing exit must not
+// end the process in the middle of the write); the same thread again (a
+// signal handler that calls _exit) leaves the file to the write it
+// interrupted.
+void write_profile()
+{
+	if (!out_prefix[0])
+		return;
+	long pid = uarch::sys::call6(nr_getpid);
+	if (pid != owner_pid)
+		return;
+	long tid = uarch::sys::call6(nr_gettid), none = 0;
+	while (!__atomic_compare_exchange_n(&writer_tid, &none, tid, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		if (none == tid)
+			return;
+		none = 0;
+		uarch::sys::call6(uarch::sys::nr_sched_yield);
+	}
+	write_merged(pid);
+	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
+}
+
 // In a fork child: the counts so far are the parent's. Zero them all; the
 // forking thread keeps its block, the others' stay empty. The child is
 // its own process: its own file, and its own count of overflow threads.
@@ -253,6 +272,7 @@ void reset_in_child()
 		zero_words(&pool[i].c, sizeof pool[i].c);
 	overflow_threads = tls_overflow ? 1 : 0;
 	own_path[0] = 0;
+	writer_tid = 0;   // another thread of the parent's may have been writing
 	owner_pid = uarch::sys::call6(nr_getpid);
 }
 
