@@ -1,5 +1,5 @@
 // The C library's names around memcpy/memset that call the bound variants:
-// mempcpy, __mempcpy, bzero, explicit_bzero and the four fortify forms.
+// mempcpy, __mempcpy, bzero, explicit_bzero and the five fortify forms.
 // UARCH_LIBC_NAMES(prefix, note) defines them as prefix##name: empty for the
 // preload library's interposing names, __wrap_ for ld --wrap in libuarch.a.
 // note(name, op, d, s, n) runs before each call reaches the variant (the
@@ -71,4 +71,12 @@ extern "C" {
 			__chk_fail();                                                              \
 		N(__mempcpy_chk, memcpy, d, s, n)                                                  \
 		return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;                      \
+	}                                                                                          \
+	UARCH_LIBC_EXPORT void P##__explicit_bzero_chk(void *d, size_t n, size_t dstlen)           \
+	{                                                                                          \
+		if (__builtin_expect(dstlen < n, 0))                                               \
+			__chk_fail();                                                              \
+		N(__explicit_bzero_chk, memset, d, nullptr, n)                                     \
+		uarch::bound_memset(d, 0, n);                                                      \
+		__asm__ __volatile__("" ::"r"(d) : "memory");                                      \
 	}

@@ -8,7 +8,9 @@
 
 namespace uarch::prof {
 
-constexpr uint32_t version = 1;
+// Version 2 added __explicit_bzero_chk, the last entry; uarch-prof reads
+// version 1 files too (their payload is that one entry shorter).
+constexpr uint32_t version = 2;
 // Sizes 0..exact_max are counted exactly; above, by floor(log2(size)) in
 // slot exact_max + 1 + log2 (only log2 >= 12 occur there).
 constexpr uint32_t exact_max = 4096;
@@ -20,7 +22,7 @@ enum OpIndex : uint32_t { p_memcpy, p_memmove, p_memset, p_op_count };
 enum Entry : uint32_t {
 	e_memcpy, e_mempcpy, e___mempcpy, e___memcpy_chk, e___mempcpy_chk,
 	e_memmove, e___memmove_chk,
-	e_memset, e_bzero, e_explicit_bzero, e___memset_chk,
+	e_memset, e_bzero, e_explicit_bzero, e___memset_chk, e___explicit_bzero_chk,
 	entry_count
 };
 

@@ -23,7 +23,8 @@ import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
 SKIP = 77
 from ops_table import OPS, impl_names, variant_symbol  # noqa: E402  (src/table/ops.def, read)
 PRELOAD_NAMES = ["memcpy", "memmove", "memset", "mempcpy", "__mempcpy", "bzero", "explicit_bzero",
-                 "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk"]
+                 "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk",
+                 "__explicit_bzero_chk"]
 API_NAMES = ["uarch_memcpy", "uarch_memmove", "uarch_memset", "uarch_prefetch_range",
              "uarch_idle_wait", "uarch_idle_wake", "uarch_idle_wait_shared", "uarch_idle_wake_shared", "uarch_impl", "uarch_op", "uarch_smp_mb", "uarch_smp_rmb",
              "uarch_smp_wmb", "uarch_cpu_relax", "uarch_prefetch", "uarch_prefetchw"]
@@ -465,10 +466,10 @@ def check_ld_debug():
 
 def check_fortify():
     h = run([exe_wrapper.tool("objdump", args.fortify), "-d", args.fortify]).stdout.decode()
-    for f in ("__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk"):
+    for f in ("__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk", "__explicit_bzero_chk"):
         if f"<{f}@plt>" not in h:
             fail(f"the fortified program does not call {f}: the test would prove nothing")
-    for op in ("memcpy", "memmove", "memset", "mempcpy"):
+    for op in ("memcpy", "memmove", "memset", "mempcpy", "explicit_bzero"):
         for n, overflow in ((0, False), (16, False), (17, True), (4000, True)):
             for label, env in (("preload", preload_env()), ("plain", base_env())):
                 r = run([args.fortify, op, str(n)], env)
@@ -486,11 +487,11 @@ def check_fortify():
 def check_preload_names():
     r = run([args.names], preload_env(E2E_EXPECT_OBJECT="libuarch_preload.so"))
     show(r, "every preload name under LD_PRELOAD")
-    if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
+    if r.returncode != 0 or b"12 of 12 names checked, all ok" not in r.stdout:
         fail("a preload name is missing, misbound or wrong")
     aborts = r.stderr.decode().count("*** buffer overflow detected ***")
-    if aborts != 4:
-        fail(f"expected 4 fortify aborts from the _chk names, saw {aborts}")
+    if aborts != 5:
+        fail(f"expected 5 fortify aborts from the _chk names, saw {aborts}")
 
 
 # ---- how the preload entries are bound ------------------------------------------
@@ -753,7 +754,7 @@ def check_preload_fallback():
             r = run([args.deny_execmem] + flags + [args.names],
                     preload_env(lib, E2E_EXPECT_OBJECT=os.path.basename(lib)))
             show(r, f"every preload name of {os.path.basename(lib)}, deny_execmem {' '.join(flags)}")
-            if r.returncode != 0 or b"11 of 11 names checked, all ok" not in r.stdout:
+            if r.returncode != 0 or b"12 of 12 names checked, all ok" not in r.stdout:
                 fail(f"{os.path.basename(lib)} with deny_execmem {' '.join(flags)}: a preload name is missing, "
                      "misbound or wrong")
 

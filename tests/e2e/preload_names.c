@@ -21,8 +21,9 @@ typedef void *(*copy_chk_fn)(void *, const void *, size_t, size_t);
 typedef void *(*set_fn)(void *, int, size_t);
 typedef void *(*set_chk_fn)(void *, int, size_t, size_t);
 typedef void (*zero_fn)(void *, size_t);
+typedef void (*zero_chk_fn)(void *, size_t, size_t);
 
-enum kind { k_copy, k_move, k_pcopy, k_set, k_zero, k_copy_chk, k_move_chk, k_pcopy_chk, k_set_chk };
+enum kind { k_copy, k_move, k_pcopy, k_set, k_zero, k_copy_chk, k_move_chk, k_pcopy_chk, k_set_chk, k_zero_chk };
 static const struct {
 	const char *name;
 	enum kind kind;
@@ -30,7 +31,7 @@ static const struct {
 	{"memcpy", k_copy},           {"memmove", k_move},          {"memset", k_set},
 	{"mempcpy", k_pcopy},         {"__mempcpy", k_pcopy},       {"bzero", k_zero},
 	{"explicit_bzero", k_zero},   {"__memcpy_chk", k_copy_chk}, {"__memmove_chk", k_move_chk},
-	{"__memset_chk", k_set_chk},  {"__mempcpy_chk", k_pcopy_chk},
+	{"__memset_chk", k_set_chk},  {"__mempcpy_chk", k_pcopy_chk}, {"__explicit_bzero_chk", k_zero_chk},
 };
 #define N_NAMES (sizeof names / sizeof names[0])
 
@@ -59,6 +60,7 @@ static long run(void *fn, enum kind k, unsigned char *dst, size_t off, size_t so
 	case k_set: r = ((set_fn)fn)(d, c, n); break;
 	case k_set_chk: r = ((set_chk_fn)fn)(d, c, n, dstlen); break;
 	case k_zero: ((zero_fn)fn)(d, n); return -1;
+	case k_zero_chk: ((zero_chk_fn)fn)(d, n, dstlen); return -1;
 	}
 	return (long)((unsigned char *)r - dst);
 }
@@ -109,6 +111,8 @@ static int overflow_aborts(const char *name, enum kind k, void *fn)
 		void *d = shared + 64;
 		if (k == k_set_chk)
 			((set_chk_fn)fn)(d, 0, 100, 99);
+		else if (k == k_zero_chk)
+			((zero_chk_fn)fn)(d, 100, 99);
 		else
 			((copy_chk_fn)fn)(d, a_src, 100, 99);
 		_exit(0);

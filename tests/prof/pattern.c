@@ -18,6 +18,7 @@
 
 void *__memcpy_chk(void *, const void *, size_t, size_t);
 void *__memset_chk(void *, int, size_t, size_t);
+void __explicit_bzero_chk(void *, size_t, size_t);
 
 static void *(*volatile cpy)(void *, const void *, size_t) = memcpy;
 static void *(*volatile pcpy)(void *, const void *, size_t) = mempcpy;
@@ -27,6 +28,7 @@ static void *(*volatile set)(void *, int, size_t) = memset;
 static void *(*volatile set_chk)(void *, int, size_t, size_t) = __memset_chk;
 static void (*volatile zero)(void *, size_t) = bzero;
 static void (*volatile ezero)(void *, size_t) = explicit_bzero;
+static void (*volatile ezero_chk)(void *, size_t, size_t) = __explicit_bzero_chk;
 
 static _Alignas(64) char a[1 << 15], b[1 << 15];
 
@@ -63,6 +65,8 @@ static void run(void)
 		zero(a, 1000);
 	ezero(a + 1, 12);
 	set_chk(a + 2, 0, 20, sizeof a);
+	for (int i = 0; i < 2; i++)
+		ezero_chk(a + 4, 24, sizeof a);
 
 	pthread_t th[3];
 	for (long t = 0; t < 3; t++)

@@ -42,6 +42,7 @@ def expected(exec_first):
     call("bzero", "memset", 0, 0, 1000, 2)
     call("explicit_bzero", "memset", 1, 0, 12, 1)
     call("__memset_chk", "memset", 2, 0, 20, 1)
+    call("__explicit_bzero_chk", "memset", 4, 0, 24, 2)
     call("memcpy", "memcpy", 0, 32, 256, 3000)   # three threads
     call("memset", "memset", 16, 0, 77, 7)       # the forked child
     call("memset", "memset", 17, 0, 78, 3)       # the child that ends by _exit
@@ -107,6 +108,21 @@ with tempfile.TemporaryDirectory() as d:
     check("many: processes", j["processes"], 2)
     check("many: threads", j["threads"], 131)   # the 130 that called, and the child
     check("many: memset calls", j["ops"]["memset"]["calls"], 131)
+
+# A version 1 file (before __explicit_bzero_chk; the committed profiles)
+# reads, with that name at 0 calls.
+v1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "profiles", "gzip.uprof")
+check("version 1 file: version", open(v1, "rb").read(12)[8:12], (1).to_bytes(4, "little"))
+rep = subprocess.run([prof, "report", "--json", v1], capture_output=True, text=True)
+check("version 1 file: report status", rep.returncode, 0)
+if rep.returncode == 0:
+    j = json.loads(rep.stdout)
+    check("version 1 file: __explicit_bzero_chk calls", j["entries"].get("__explicit_bzero_chk"), 0)
+    check("version 1 file: memset calls by name", sum(n for e, n in j["entries"].items()
+          if e in ("memset", "bzero", "explicit_bzero", "__memset_chk", "__explicit_bzero_chk")),
+          j["ops"]["memset"]["calls"])
+    if not j["ops"]["memcpy"]["calls"]:
+        failures.append("version 1 file: no memcpy calls read")
 
 with tempfile.TemporaryDirectory() as d:
     out = os.path.join(d, "s.uprof")

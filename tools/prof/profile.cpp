@@ -15,21 +15,32 @@ bool load(const std::string &path, Profile *out, std::string *why)
 	Header h;
 	size_t got = fread(&h, 1, sizeof h, f);
 	bool ok = false;
+	// Version 1 lacks the last entry: its payload is read where the
+	// entries end, then the operations moved up one entry.
+	constexpr size_t v1_entries = (entry_count - 1) * sizeof(uint64_t);
+	const size_t payload = h.version == 1 ? sizeof(Counts) - sizeof(uint64_t) : sizeof(Counts);
+	unsigned char *raw = reinterpret_cast<unsigned char *>(&out->counts);
 	if (got != sizeof h || memcmp(h.magic, "UARCHPRF", 8) != 0)
 		*why = "not a uarch profile";
-	else if (h.version != version)
-		*why = "profile version " + std::to_string(h.version) + ", this tool reads " + std::to_string(version);
-	else if (h.header_bytes != sizeof(Header) || h.payload_bytes != sizeof(Counts))
+	else if (h.version != version && h.version != 1)
+		*why = "profile version " + std::to_string(h.version) + ", this tool reads 1 to " + std::to_string(version);
+	else if (h.header_bytes != sizeof(Header) || h.payload_bytes != payload)
 		*why = "profile layout does not match this tool";
-	else if (fread(&out->counts, 1, sizeof(Counts), f) != sizeof(Counts))
+	else if (fread(raw, 1, payload, f) != payload)
 		*why = "truncated profile";
 	else if (fgetc(f) != EOF)
 		*why = "trailing bytes after the profile";
-	else if (fnv1a(&out->counts, sizeof(Counts)) != h.checksum)
+	else if (fnv1a(raw, payload) != h.checksum)
 		*why = "checksum mismatch (corrupt profile)";
 	else
 		ok = true;
 	fclose(f);
+	if (ok && h.version == 1) {
+		memmove(raw + sizeof out->counts.entry, raw + v1_entries, sizeof(Counts) - sizeof out->counts.entry);
+		out->counts.entry[entry_count - 1] = 0;
+		h.version = version;
+		h.payload_bytes = sizeof(Counts);
+	}
 	if (ok)
 		out->header = h;
 	return ok;
@@ -70,7 +81,7 @@ const char *entry_name(uint32_t e)
 	static const char *const names[entry_count] = {
 		"memcpy", "mempcpy", "__mempcpy", "__memcpy_chk", "__mempcpy_chk",
 		"memmove", "__memmove_chk",
-		"memset", "bzero", "explicit_bzero", "__memset_chk"};
+		"memset", "bzero", "explicit_bzero", "__memset_chk", "__explicit_bzero_chk"};
 	return e < entry_count ? names[e] : "?";
 }
 
