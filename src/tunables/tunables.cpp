@@ -130,9 +130,9 @@ uint64_t Tunables::mask() const
 	return m;
 }
 
-static void record(Tunables *t, const Entry &e)
+static void record(Tunables *t, const Entry &e, uint32_t room)
 {
-	if (t->nentries < Tunables::max_entries)
+	if (t->nentries < room)
 		t->entries[t->nentries++] = e;
 	else
 		t->ndropped++;
@@ -149,6 +149,8 @@ void parse_tunables(const char *s, size_t len, Tunables *t)
 		n++;
 	bool truncated = n == Tunables::max_input && n < len && s[n];
 	t->input_length = uint32_t(n);
+	// Cut input: the last slot is kept for the entry that says so.
+	const uint32_t room = truncated ? Tunables::max_entries - 1 : Tunables::max_entries;
 
 	size_t i = 0;
 	while (i <= n) {
@@ -157,6 +159,8 @@ void parse_tunables(const char *s, size_t len, Tunables *t)
 			j++;
 		if (j == n && i == n && n > 0)
 			break;     // nothing after the last ':' was handled as empty below
+		if (truncated && j == n && s[n] != ':')
+			break;     // an entry that runs on past max_input: cut, not applied
 		Entry e;
 		zero(&e, sizeof e);
 		e.offset = uint32_t(i);
@@ -164,7 +168,7 @@ void parse_tunables(const char *s, size_t len, Tunables *t)
 		if (j == i) {
 			e.verdict = Verdict::empty;
 			if (n > 0)
-				record(t, e);
+				record(t, e, room);
 			if (j >= n) break;
 			i = j + 1;
 			continue;
@@ -204,27 +208,24 @@ void parse_tunables(const char *s, size_t len, Tunables *t)
 			}
 		}
 		// A later entry for the same key wins; masks accumulate. An entry
-		// past max_entries is dropped and overrides nothing.
-		if (t->nentries >= Tunables::max_entries)
+		// past the room is dropped and overrides nothing.
+		if (t->nentries >= room)
 			e.verdict = Verdict::too_many;
 		if (e.verdict == Verdict::applied && e.key != Key::mask)
 			for (uint32_t k = 0; k < t->nentries; k++)
 				if (t->entries[k].key == e.key && t->entries[k].verdict == Verdict::applied)
 					t->entries[k].verdict = Verdict::overridden;
-		record(t, e);
+		record(t, e, room);
 		if (j >= n)
 			break;
 		i = j + 1;
 	}
-	if (truncated) {
+	if (truncated) {   // from the cut entry's start, or from the limit
 		Entry e;
 		zero(&e, sizeof e);
 		e.verdict = Verdict::truncated;
-		e.offset = uint32_t(n);
-		if (t->nentries < Tunables::max_entries)
-			t->entries[t->nentries++] = e;
-		else
-			t->entries[Tunables::max_entries - 1] = e;   // always report truncation
+		e.offset = uint32_t(i < n ? i : n);
+		t->entries[t->nentries++] = e;   // the slot kept for it
 	}
 }
 

@@ -147,6 +147,47 @@ TEST(Tunables, TruncatedInputIsReported)
 	EXPECT_NE(t.entries[t.nentries - 1].verdict, Verdict::truncated);
 }
 
+// An entry that the limit cuts is not applied with its cut value: it is
+// part of what the truncation entry reports, from its start. An entry
+// that ends just at the limit is whole.
+TEST(Tunables, EntryCutAtTheLimitIsNotApplied)
+{
+	const std::string tail = "nt_threshold=1234567";
+	std::string pad = "x=" + std::string(Tunables::max_input - 2 - 1 - 15, 'a') + ":";
+	Tunables t = parse(pad + tail);   // the limit falls after "nt_threshold=12"
+	ASSERT_GE(t.nentries, 2u);
+	EXPECT_EQ(t.find(Key::nt_threshold), nullptr);
+	EXPECT_EQ(t.entries[t.nentries - 1].verdict, Verdict::truncated);
+	EXPECT_EQ(t.entries[t.nentries - 1].offset, pad.size());
+	// The limit right after a whole entry, at its ':': that entry applies.
+	std::string whole = std::string(Tunables::max_input - tail.size() - 1, 'a');
+	whole = "y" + whole.substr(1) + ":" + tail + ":memcpy=baseline";
+	ASSERT_EQ(whole.find(":memcpy"), Tunables::max_input);
+	t = parse(whole);
+	ASSERT_NE(t.find(Key::nt_threshold), nullptr);
+	EXPECT_EQ(t.find(Key::nt_threshold)->number, 1234567u);
+	EXPECT_EQ(t.entries[t.nentries - 1].verdict, Verdict::truncated);
+}
+
+// Input cut with every slot taken: the truncation entry has its own slot,
+// so the 32nd entry is dropped as one too many (counted, overriding
+// nothing) and the earlier entry for its key still applies; no applied
+// entry is overwritten.
+TEST(Tunables, TruncationWithEverySlotTaken)
+{
+	std::string s = "nt_threshold=5";
+	for (int i = 1; i <= 30; i++)
+		s += ":a=" + std::to_string(i);
+	s += ":nt_threshold=999:b=" + std::string(17000, 'b');
+	Tunables t = parse(s);
+	EXPECT_EQ(t.nentries, Tunables::max_entries);
+	EXPECT_EQ(t.ndropped, 1u);
+	EXPECT_EQ(t.entries[t.nentries - 1].verdict, Verdict::truncated);
+	const Entry *e = t.find(Key::nt_threshold);
+	ASSERT_NE(e, nullptr);
+	EXPECT_EQ(e->number, 5u);
+}
+
 TEST(Tunables, StopsAtNul)
 {
 	const char s[] = "memcpy=avx2\0memset=avx2";
