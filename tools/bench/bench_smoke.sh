@@ -128,4 +128,15 @@ check "unwritable idle csv" idle --csv "$tmp/no/such/dir/out.csv"
 echo keep > "$tmp/keep.csv"
 check "unknown flag, with --csv" mem --bogus --csv "$tmp/keep.csv"
 if [ "$(cat "$tmp/keep.csv")" != keep ]; then echo "FAIL rejected run truncated its --csv file"; fail=1; else echo "ok   --csv file kept"; fi
+# ... nor does an output that fails after the others were checked.
+check "unwritable json beside a csv" mem --csv "$tmp/keep.csv" --json "$tmp/no/such/dir/x.json"
+if [ "$(cat "$tmp/keep.csv")" != keep ]; then echo "FAIL a refused --json truncated the --csv file"; fail=1; else echo "ok   --csv file kept beside a bad --json"; fi
+# A quote in the plot's name is part of the name, never gnuplot's or the
+# shell's command.
+if command -v gnuplot >/dev/null; then
+  b=$(readlink -f "$bench"); (cd "$tmp" && "$b" mem --benchmark_filter=NOMATCH --plot "p';system 'touch INJ';'.png" >/dev/null 2>&1)
+  if [ -e "$tmp/INJ" ] || [ ! -s "$tmp/p';system 'touch INJ';'.png" ]; then
+    echo "FAIL a quote in --plot's file name ran a command or drew no plot"; fail=1
+  else echo "ok   a quote in --plot's file name is a name"; fi
+fi
 exit $fail

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "common/gnuplot.h"
 #include "common/stats.h"
 #include "paired.h"
 #include "profile_replay.h"
@@ -326,35 +327,31 @@ bool use_preload_sides(const std::string &lib)
 	return true;
 }
 
-bool write_plot(const std::string &png, const std::vector<Row> &rows)
+bool write_plot(const std::string &png, const std::vector<Row> &rows, std::string *why)
 {
-	std::string dat = png + ".dat", gp = png + ".gp";
-	FILE *f = fopen(dat.c_str(), "w");
-	if (!f)
-		return false;
-	for (size_t i = 0; i < rows.size(); i++)
-		fprintf(f, "%zu %.4f \"%s %s %s\" %d\n", i, rows[i].ratio(), rows[i].op.c_str(),
-			rows[i].name.c_str(), rows[i].align == "aligned" ? "a" : rows[i].align == "misaligned" ? "m" : "r",
-			rows[i].op == "memcpy" ? 1 : rows[i].op == "memmove" ? 2 : 3);
-	fclose(f);
-	f = fopen(gp.c_str(), "w");
-	if (!f)
-		return false;
-	int width = std::max(800, int(rows.size()) * 14 + 200);
-	fprintf(f,
-		"set terminal pngcairo size %d,700 font ',9'\n"
-		"set output '%s'\n"
-		"set title 'uarch vs C library: time(libc) / time(uarch), higher is better\\n%s, glibc %s'\n"
-		"set ylabel 'ratio'\nset grid ytics\nset xtics rotate by 90 right\n"
-		"set style fill solid 0.8\nset boxwidth 0.8\nset key off\nset xrange [-1:%zu]\n"
-		"plot '%s' using 1:2:($4):xtic(3) with boxes lc variable, 1 with lines lc rgb 'black' lw 2\n",
-		width, png.c_str(), cpu_name().c_str(), gnu_get_libc_version(), rows.size(), dat.c_str());
-	fclose(f);
-	std::string cmd = "gnuplot '" + gp + "'";
-	int rc = system(cmd.c_str());
-	remove(gp.c_str());
-	remove(dat.c_str());
-	return rc == 0;
+	using uarch::tools::gp_quote;
+	return uarch::tools::draw_plot(png, [&](const std::string &dir, const std::string &out) {
+		std::string dat = dir + "/rows.dat";
+		if (FILE *f = fopen(dat.c_str(), "w")) {
+			for (size_t i = 0; i < rows.size(); i++)
+				fprintf(f, "%zu %.4f \"%s %s %s\" %d\n", i, rows[i].ratio(), rows[i].op.c_str(),
+					rows[i].name.c_str(),
+					rows[i].align == "aligned" ? "a" : rows[i].align == "misaligned" ? "m" : "r",
+					rows[i].op == "memcpy" ? 1 : rows[i].op == "memmove" ? 2 : 3);
+			fclose(f);
+		}
+		int width = std::max(800, int(rows.size()) * 14 + 200);
+		std::string title = "uarch vs C library: time(libc) / time(uarch), higher is better";
+		std::string sub = cpu_name() + ", glibc " + gnu_get_libc_version();
+		char head[128];
+		snprintf(head, sizeof head, "set terminal pngcairo size %d,700 font ',9'\n", width);
+		return std::string(head) + "set output " + gp_quote(out) + "\nset title " + gp_quote(title) +
+		       ".\"\\n\"." + gp_quote(sub) +
+		       "\nset ylabel 'ratio'\nset grid ytics\nset xtics rotate by 90 right\n"
+		       "set style fill solid 0.8\nset boxwidth 0.8\nset key off\nset xrange [-1:" +
+		       std::to_string(rows.size()) + "]\nplot " + gp_quote(dat) +
+		       " using 1:2:($4):xtic(3) with boxes lc variable, 1 with lines lc rgb 'black' lw 2\n";
+	}, why);
 }
 
 } // namespace
@@ -620,8 +617,9 @@ int bench_mem(int argc, char **argv)
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", stat}},
 			       {t, g});
-	if (!o.plot.empty() && !write_plot(o.plot, done)) {
-		fprintf(stderr, "uarch-bench mem: gnuplot failed to write %s\n", o.plot.c_str());
+	std::string plot_why;
+	if (!o.plot.empty() && !write_plot(o.plot, done, &plot_why)) {
+		fprintf(stderr, "uarch-bench mem: %s: %s\n", o.plot.c_str(), plot_why.c_str());
 		return 1;
 	}
 	return ok ? 0 : 1;

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <string>
 #include <vector>
+#include "common/gnuplot.h"
 #include "profile.h"
 
 using namespace uarch::prof;
@@ -134,13 +135,16 @@ int record(int argc, char **argv)
 		closedir(d);
 	}
 	rmdir(parts.c_str());
+	if (!files) {   // FILE, if it exists, is left as it was
+		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or killed by a signal?); %s not written\n",
+			out.c_str());
+		return code;
+	}
 	std::string why;
 	if (!save(out, all, &why)) {
 		fprintf(stderr, "uarch-prof: %s: %s\n", out.c_str(), why.c_str());
 		return code ? code : 1;
 	}
-	if (!files)
-		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or ended by _exit/exec/a signal?)\n");
 	return code;
 }
 
@@ -267,44 +271,38 @@ void report_json(const Profile &p, size_t nfiles)
 	printf("  }\n}\n");
 }
 
-bool plot(const Profile &p, const std::string &png, const std::string &title)
+bool plot(const Profile &p, const std::string &png, const std::string &title, std::string *why)
 {
-	char dir[] = "/tmp/uarch-prof-plot.XXXXXX";
-	if (!mkdtemp(dir))
-		return false;
-	std::string gp = std::string(dir) + "/plot.gp";
-	std::string cmds;
-	for (uint32_t op = 0; op < p_op_count; op++) {
-		const OpCounts &o = p.counts.op[op];
-		OpSummary s = summarize(o);
-		if (!s.calls)
-			continue;
-		std::string dat = std::string(dir) + "/" + op_name(op) + ".dat";
-		FILE *f = fopen(dat.c_str(), "w");
-		if (!f)
-			return false;
-		uint64_t n = 0;
-		for (uint32_t i = 0; i < size_slots; i++)
-			if (o.size[i]) {
-				n += o.size[i];
-				fprintf(f, "%llu %.6f\n", (unsigned long long)std::max<uint64_t>(slot_hi(i), 1), pct(n, s.calls));
-			}
-		fclose(f);
-		cmds += (cmds.empty() ? "plot " : ", ") + std::string("'") + dat + "' using 1:2 with steps lw 2 title '" +
-			op_name(op) + " (" + std::to_string(s.calls) + " calls)'";
-	}
-	FILE *f = fopen(gp.c_str(), "w");
-	if (!f)
-		return false;
-	fprintf(f, "set terminal pngcairo size 900,600\nset output '%s'\nset title '%s'\n"
-		   "set logscale x 2\nset xlabel 'size (bytes)'\nset ylabel 'calls <= size (%%)'\n"
-		   "set xtics ('1' 1, '8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)\n"
-		   "set yrange [0:100]\nset grid\nset key bottom right\n%s\n",
-		png.c_str(), title.c_str(), cmds.empty() ? "plot 0 notitle" : cmds.c_str());
-	fclose(f);
-	int rc = system(("gnuplot '" + gp + "'").c_str());
-	system((std::string("rm -rf '") + dir + "'").c_str());
-	return rc == 0;
+	using uarch::tools::gp_quote;
+	return uarch::tools::draw_plot(png, [&](const std::string &dir, const std::string &out) {
+		std::string cmds;
+		for (uint32_t op = 0; op < p_op_count; op++) {
+			const OpCounts &o = p.counts.op[op];
+			OpSummary s = summarize(o);
+			if (!s.calls)
+				continue;
+			std::string dat = dir + "/" + op_name(op) + ".dat";
+			FILE *f = fopen(dat.c_str(), "w");
+			if (!f)
+				continue;
+			uint64_t n = 0;
+			for (uint32_t i = 0; i < size_slots; i++)
+				if (o.size[i]) {
+					n += o.size[i];
+					fprintf(f, "%llu %.6f\n", (unsigned long long)std::max<uint64_t>(slot_hi(i), 1),
+						pct(n, s.calls));
+				}
+			fclose(f);
+			cmds += (cmds.empty() ? "plot " : ", ") + gp_quote(dat) + " using 1:2 with steps lw 2 title " +
+				gp_quote(std::string(op_name(op)) + " (" + std::to_string(s.calls) + " calls)");
+		}
+		return "set terminal pngcairo size 900,600\nset output " + gp_quote(out) + "\nset title " +
+		       gp_quote(title) +
+		       "\nset logscale x 2\nset xlabel 'size (bytes)'\nset ylabel 'calls <= size (%)'\n"
+		       "set xtics ('1' 1, '8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152)\n"
+		       "set yrange [0:100]\nset grid\nset key bottom right\n" +
+		       (cmds.empty() ? std::string("plot 0 notitle") : cmds) + "\n";
+	}, why);
 }
 
 int report(int argc, char **argv)
@@ -327,6 +325,9 @@ int report(int argc, char **argv)
 	}
 	if (files.empty())
 		return fail("report: no profile given (uarch-prof report [--json] [--plot FILE.png] FILE...)");
+	std::string plot_why;
+	if (!png.empty() && !uarch::tools::can_plot(png, &plot_why))
+		return fail(plot_why);
 	Profile all{};
 	for (const std::string &f : files) {
 		Profile p;
@@ -344,8 +345,8 @@ int report(int argc, char **argv)
 		size_t cut = title.rfind('/');
 		if (cut != std::string::npos)
 			title = title.substr(cut + 1);
-		if (!plot(all, png, "cumulative size distribution: " + title))
-			return fail(png + ": gnuplot failed");
+		if (!plot(all, png, "cumulative size distribution: " + title, &plot_why))
+			return fail(png + ": " + plot_why);
 	}
 	return 0;
 }

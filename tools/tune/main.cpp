@@ -365,30 +365,27 @@ void print_rep(const char *op, const char *variant, const std::vector<RepRow> &r
 void plot(const std::string &png, const std::vector<RepRow> &movsb, const std::vector<RepRow> &stosb,
 	  const std::string &title)
 {
-	std::string dat = png + ".dat";
-	FILE *f = std::fopen(dat.c_str(), "w");
-	if (!f)
-		die("cannot write " + dat + ": " + std::strerror(errno));
-	for (size_t i = 0; i < movsb.size(); i++)
-		std::fprintf(f, "%" PRIu64 " %f %f %f %f\n", movsb[i].size, movsb[i].loop[0].ns / movsb[i].rep[0].ns,
-			     movsb[i].loop[1].ns / movsb[i].rep[1].ns, i < stosb.size() ? stosb[i].loop[0].ns / stosb[i].rep[0].ns : 0,
-			     i < stosb.size() ? stosb[i].loop[1].ns / stosb[i].rep[1].ns : 0);
-	std::fclose(f);
-	FILE *g = popen("gnuplot", "w");
-	if (!g) {
-		std::remove(dat.c_str());
-		die("cannot run gnuplot");
-	}
-	std::fprintf(g,
-		     "set terminal pngcairo size 1000,600\nset output '%s'\nset logscale x 2\nset grid\n"
-		     "set format x '%%.0b %%BB'\nset title \"loop time / rep time (above 1: rep wins)\\n%s\"\nset xlabel 'bytes'\n"
-		     "plot '%s' u 1:2 w lp t 'rep movsb, aligned', '' u 1:3 w lp t 'rep movsb, dst+1',"
-		     " '' u 1:4 w lp t 'rep stosb, aligned', '' u 1:5 w lp t 'rep stosb, dst+1', 1 notitle lc 'black'\n",
-		     png.c_str(), title.c_str(), dat.c_str());
-	int rc = pclose(g);
-	std::remove(dat.c_str());
-	if (rc != 0)
-		die("gnuplot failed to write " + png);
+	using tools::gp_quote;
+	std::string why;
+	bool ok = tools::draw_plot(png, [&](const std::string &dir, const std::string &out) {
+		std::string dat = dir + "/rep.dat";
+		if (FILE *f = std::fopen(dat.c_str(), "w")) {
+			for (size_t i = 0; i < movsb.size(); i++)
+				std::fprintf(f, "%" PRIu64 " %f %f %f %f\n", movsb[i].size,
+					     movsb[i].loop[0].ns / movsb[i].rep[0].ns, movsb[i].loop[1].ns / movsb[i].rep[1].ns,
+					     i < stosb.size() ? stosb[i].loop[0].ns / stosb[i].rep[0].ns : 0,
+					     i < stosb.size() ? stosb[i].loop[1].ns / stosb[i].rep[1].ns : 0);
+			std::fclose(f);
+		}
+		return "set terminal pngcairo size 1000,600\nset output " + gp_quote(out) +
+		       "\nset logscale x 2\nset grid\nset format x '%.0b %BB'\n"
+		       "set title 'loop time / rep time (above 1: rep wins)'.\"\\n\"." + gp_quote(title) +
+		       "\nset xlabel 'bytes'\nplot " + gp_quote(dat) +
+		       " u 1:2 w lp t 'rep movsb, aligned', '' u 1:3 w lp t 'rep movsb, dst+1',"
+		       " '' u 1:4 w lp t 'rep stosb, aligned', '' u 1:5 w lp t 'rep stosb, dst+1', 1 notitle lc 'black'\n";
+	}, &why);
+	if (!ok)
+		die(png + ": " + why);
 }
 
 // Write to a temporary file beside path, then rename over it: a process
