@@ -286,7 +286,7 @@ using ExitFn = void (*)(int);
 ExecveFn next_execve, next_execvpe;
 ExecvFn next_execv, next_execvp;
 FexecveFn next_fexecve;
-ExitFn next_exit, next_Exit;
+ExitFn next_exit;
 
 template <class Fn>
 void find_next(Fn *fn, const char *name)
@@ -324,7 +324,6 @@ __attribute__((constructor(102))) void record_init()
 	find_next(&next_execvp, "execvp");
 	find_next(&next_fexecve, "fexecve");
 	find_next(&next_exit, "_exit");
-	find_next(&next_Exit, "_Exit");
 }
 
 __attribute__((destructor(102))) void record_fini() { write_profile(); }
@@ -395,10 +394,17 @@ UARCH_LIBC_NAMES(, UARCH_RECORD_NOTE)
 // library's own do.
 namespace {
 
-int no_next()
+// Writes this image's counts, then runs the C library's function next
+// (ENOSYS where it was not found).
+template <class Fn, class... Args>
+int write_then(Fn next, Args... args)
 {
-	errno = ENOSYS;
-	return -1;
+	write_profile();
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return next(args...);
 }
 
 // The arguments from arg to the null pointer that ends them; envp, where
@@ -428,59 +434,52 @@ extern "C" {
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	write_profile();
-	return next_execve ? next_execve(path, argv, envp) : no_next();
+	return write_then(next_execve, path, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	write_profile();
-	return next_execv ? next_execv(path, argv) : no_next();
+	return write_then(next_execv, path, argv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	write_profile();
-	return next_execvp ? next_execvp(file, argv) : no_next();
+	return write_then(next_execvp, file, argv);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	write_profile();
-	return next_execvpe ? next_execvpe(file, argv, envp) : no_next();
+	return write_then(next_execvpe, file, argv, envp);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	write_profile();
-	return next_fexecve ? next_fexecve(fd, argv, envp) : no_next();
+	return write_then(next_fexecve, fd, argv, envp);
 }
 
 EXPORT int execl(const char *path, const char *arg, ...)
 {
 	UARCH_GATHER_ARGS(arg, argv, (void)0);
-	write_profile();
-	return next_execv ? next_execv(path, argv) : no_next();
+	return write_then(next_execv, path, argv);
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	UARCH_GATHER_ARGS(arg, argv, (void)0);
-	write_profile();
-	return next_execvp ? next_execvp(file, argv) : no_next();
+	return write_then(next_execvp, file, argv);
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
 {
 	char *const *envp;
 	UARCH_GATHER_ARGS(arg, argv, envp = va_arg(ap, char *const *));
-	write_profile();
-	return next_execve ? next_execve(path, argv, envp) : no_next();
+	return write_then(next_execve, path, argv, envp);
 }
 
-// _exit and _Exit skip the destructor that writes at exit (a fork child
-// often ends so); exit's own call to _exit, inside the C library, does not
-// come here. In a vfork child write_profile does nothing.
+// _exit and _Exit (the same function, as in the C library) skip the
+// destructor that writes at exit (a fork child often ends so); exit's own
+// call to _exit, inside the C library, does not come here. In a vfork
+// child write_profile does nothing.
 [[noreturn]] EXPORT void _exit(int status)
 {
 	write_profile();
@@ -490,13 +489,6 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	__builtin_unreachable();
 }
 
-[[noreturn]] EXPORT void _Exit(int status)
-{
-	write_profile();
-	if (next_Exit)
-		next_Exit(status);
-	uarch::sys::call6(nr_exit_group, status);
-	__builtin_unreachable();
-}
+[[noreturn]] EXPORT void _Exit(int status) __attribute__((alias("_exit")));
 
 } // extern "C"

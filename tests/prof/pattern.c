@@ -41,6 +41,34 @@ static void *worker(void *arg)
 	return 0;
 }
 
+/* n threads running fn(t), t = 0..n-1 (n <= 130), all joined. */
+static void in_threads(void *(*fn)(void *), long n)
+{
+	pthread_t th[130];
+	for (long t = 0; t < n; t++)
+		if (pthread_create(&th[t], 0, fn, (void *)t))
+			exit(3);
+	for (long t = 0; t < n; t++)
+		pthread_join(th[t], 0);
+}
+
+/* A forked child that fills size bytes at a + dst, calls times, then ends
+ * by exit or (quick) by _exit; the parent waits for it. */
+static void child_fills(int times, size_t dst, size_t size, int quick)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		for (int i = 0; i < times; i++)
+			set(a + dst, 2, size);
+		if (quick)
+			_exit(0);
+		exit(0);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		exit(4);
+}
+
 static void run(void)
 {
 	static const size_t sizes[] = {0, 1, 7, 64, 4096, 4097, 10000};
@@ -68,30 +96,9 @@ static void run(void)
 	for (int i = 0; i < 2; i++)
 		ezero_chk(a + 4, 24, sizeof a);
 
-	pthread_t th[3];
-	for (long t = 0; t < 3; t++)
-		if (pthread_create(&th[t], 0, worker, (void *)t))
-			exit(3);
-	for (int t = 0; t < 3; t++)
-		pthread_join(th[t], 0);
-
-	pid_t pid = fork();
-	if (pid == 0) {
-		for (int i = 0; i < 7; i++)
-			set(a + 16, 2, 77);
-		exit(0);
-	}
-	int st;
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		exit(4);
-	pid = fork();
-	if (pid == 0) {
-		for (int i = 0; i < 3; i++)
-			set(a + 17, 2, 78);
-		_exit(0);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		exit(4);
+	in_threads(worker, 3);
+	child_fills(7, 16, 77, 0);
+	child_fills(3, 17, 78, 1);
 }
 
 static void *one_call(void *arg)
@@ -103,20 +110,8 @@ static void *one_call(void *arg)
 
 static void many(void)
 {
-	pthread_t th[130];
-	for (long t = 0; t < 130; t++)
-		if (pthread_create(&th[t], 0, one_call, (void *)t))
-			exit(3);
-	for (int t = 0; t < 130; t++)
-		pthread_join(th[t], 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		set(a, 2, 5);
-		exit(0);
-	}
-	int st;
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
-		exit(4);
+	in_threads(one_call, 130);
+	child_fills(1, 0, 5, 0);
 }
 
 int main(int argc, char **argv)

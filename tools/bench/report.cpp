@@ -57,21 +57,13 @@ static std::string csv_path(const std::string &base, const std::vector<Table> &t
 	return stem + "." + tables[i].name + ".csv";
 }
 
-// Whether path can be written, leaving it as it was: an existing file is
-// opened to append nothing, a new one is removed again, so that a run that
-// fails later has destroyed nothing.
 static bool writable(const char *prog, const std::string &path)
 {
-	bool existed = access(path.c_str(), F_OK) == 0;
-	FILE *f = fopen(path.c_str(), "a");
-	if (!f) {
-		fprintf(stderr, "%s: %s: %s\n", prog, path.c_str(), strerror(errno));
-		return false;
-	}
-	fclose(f);
-	if (!existed)
-		unlink(path.c_str());
-	return true;
+	std::string why;
+	if (uarch::tools::can_write(path, &why))
+		return true;
+	fprintf(stderr, "%s: %s\n", prog, why.c_str());
+	return false;
 }
 
 bool check_outputs(const char *prog, const Options &o)

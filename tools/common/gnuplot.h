@@ -1,6 +1,7 @@
-// Whether the tools can draw a plot with gnuplot: checked before
-// measuring, so that a missing gnuplot or an unwritable FILE.png is a line
-// at the start and not an error after the run, with its results unprinted.
+// The tools' plots: whether one can be drawn (checked before measuring, so
+// that a missing gnuplot or an unwritable FILE.png is a line at the start
+// and not an error after the run, with its results unprinted), and drawing
+// it (draw_plot).
 #pragma once
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <functional>
 #include <string>
+#include "common/can_write.h"
 
 namespace uarch::tools {
 
@@ -45,16 +47,7 @@ inline bool can_plot(const std::string &png, std::string *why)
 		*why = "--plot needs gnuplot, which is not on PATH";
 		return false;
 	}
-	bool existed = access(png.c_str(), F_OK) == 0;
-	FILE *f = fopen(png.c_str(), "a");
-	if (!f) {
-		*why = "cannot write " + png + ": " + strerror(errno);
-		return false;
-	}
-	fclose(f);
-	if (!existed)
-		unlink(png.c_str());
-	return true;
+	return can_write(png, why);
 }
 
 // s as a gnuplot string in single quotes, where only a quote is special
