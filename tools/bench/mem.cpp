@@ -528,7 +528,10 @@ int bench_mem(int argc, char **argv)
 		return 2;
 	report::Quiet rep;   // the table is built from the rounds, not from Google Benchmark's times
 	rep.show = o.rows;
-	benchmark::RunSpecifiedBenchmarks(&rep);
+	// None run: Google Benchmark has said why in one line (a
+	// --benchmark_filter that matches no case or is no regular expression).
+	if (!benchmark::RunSpecifiedBenchmarks(&rep))
+		return 2;
 	benchmark::Shutdown();
 
 	// The table's rows: as registered (op/case/align), not as run.

@@ -266,12 +266,13 @@ int bench_mem_profiles(const std::vector<std::string> &files, std::vector<char *
 	}
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
-	for (const std::string &k : skipped)
-		fprintf(stderr, "uarch-bench mem: %s skipped: this CPU cannot run it\n", k.c_str());
 	report::Quiet rep;   // the tables are built from the rounds, not from Google Benchmark's times
 	rep.show = o.rows;
-	benchmark::RunSpecifiedBenchmarks(&rep);
+	if (!benchmark::RunSpecifiedBenchmarks(&rep))   // Google Benchmark has said why, as in mem.cpp
+		return 2;
 	benchmark::Shutdown();
+	for (const std::string &k : skipped)
+		fprintf(stderr, "uarch-bench mem: %s skipped: this CPU cannot run it\n", k.c_str());
 
 	std::string title = "uarch-bench mem --profile on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +

@@ -406,7 +406,8 @@ int bench_sync(int argc, char **argv)
 	report::Medians rep;
 	rep.stat = stat;
 	rep.show = o.rows;
-	benchmark::RunSpecifiedBenchmarks(&rep);
+	if (!benchmark::RunSpecifiedBenchmarks(&rep))   // Google Benchmark has said why, as in mem.cpp
+		return 2;
 	benchmark::Shutdown();
 
 	std::string head = "uarch-bench sync on " + cpu_name() + "; compiler " + __VERSION__ + "; uarch: smp_mb=" +
