@@ -773,6 +773,14 @@ TEST(BadInput, UsageErrors)
 	expect_one_line_error(audit_cmd({"--top"}), "--top needs a number");
 }
 
+// A report that cannot be written whole: one line and exit code 2.
+TEST(BadInput, FullDisk)
+{
+	const Result r = run({"/bin/sh", "-c", "exec \"$0\" \"$1\" >/dev/full", audit_exe(), "/proc/self/exe"});
+	EXPECT_EQ(r.rc, 2);
+	EXPECT_EQ(r.err, "uarch-audit: cannot write standard output\n");
+}
+
 TEST(Command, Help)
 {
 	const Result r = audit_cmd({"--help"});

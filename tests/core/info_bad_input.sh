@@ -13,6 +13,16 @@ check "missing dump" --cpuid-dump "$tmp/nope"
 check "empty dump" --cpuid-dump "$tmp/empty"
 check "directory as dump" --cpuid-dump "$tmp"
 check "bad midr" --midr 0xzz
+check "negative midr" --midr -1
+check "midr after a blank" --midr " 41"
+check "midr above 32 bits" --midr 0x100000000
+check "empty midr" --midr ""
+check "empty dump name" --cpuid-dump ""
+check "empty table dir" --table ""
+check "table with json" --table "$data" --json
+check "profile with a dump" --cpuid-dump "$data/cpuid/GenuineIntel00006F6_Conroe_CPUID.txt" --profile "$tmp/empty"
+expect_error "stdout on a full disk" bash -c '"$0" >/dev/full' "$info"
+expect_error "json to a full disk" bash -c '"$0" --json >/dev/full' "$info"
 check "dump and midr" --cpuid-dump "$data/cpuid/GenuineIntel00006F6_Conroe_CPUID.txt" --midr 0x1
 check "table of nothing" --table "$tmp"
 
@@ -24,6 +34,12 @@ for want in '"entry": "memcpy=nosuch", "reason": "unknown variant"' \
             '"applied": ["memset=baseline"]' '"memset": "baseline"'; do
   if printf '%s' "$out" | grep -qF "$want"; then echo "ok   json has $want"; else echo "FAIL json lacks $want"; fail=1; fi
 done
+
+# --tunables on this machine's report is UARCH_TUNABLES, in its place.
+a=$(UARCH_TUNABLES=memset=generic "$info" --json --tunables 'memcpy=generic') || { echo "FAIL --tunables run"; fail=1; }
+b=$(UARCH_TUNABLES='memcpy=generic' "$info" --json)
+if [ "$a" = "$b" ] && printf '%s' "$a" | grep -qF '"memcpy": "generic"'; then echo "ok   --tunables as UARCH_TUNABLES"
+else echo "FAIL --tunables differs from UARCH_TUNABLES"; fail=1; fi
 
 # The library's bindings (uarch_impl) are the policy's answer, with and
 # without tunables.

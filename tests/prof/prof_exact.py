@@ -141,6 +141,11 @@ with tempfile.TemporaryDirectory() as d:
         one_line_error(f"json report of a {name} file", [prof, "report", "--json", p])
     one_line_error("report of a missing file", [prof, "report", os.path.join(d, "missing")])
     one_line_error("no program", [prof, "-o", out])
+    # A report that cannot be written whole is an error too, not status 0.
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([prof, "report", v1], stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+    check("report to a full disk: exit status", r.returncode, 2)
+    check("report to a full disk: one line", len(r.stderr.splitlines()), 1)
 
 for f in failures:
     print("FAIL", f)

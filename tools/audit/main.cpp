@@ -120,5 +120,9 @@ int main(int argc, char **argv)
 			audit::print_text(std::cout, all, top);
 	}
 	std::cout.flush();
-	return std::cout ? 0 : 2;
+	if (!std::cout) {
+		std::cerr << "uarch-audit: cannot write standard output\n";
+		return 2;
+	}
+	return 0;
 }

@@ -114,8 +114,13 @@ check "unknown flag" mem --bogus
 check "rounds not a count" mem --benchmark_repetitions=0
 check "rounds not a number" mem --benchmark_repetitions=x
 check "min_time, which rounds replace" mem --benchmark_min_time=0.1
+expect_error "tables to a full disk" bash -c '"$0" mem --quick --benchmark_repetitions=1 --benchmark_filter=memcpy/fixed8/ >/dev/full' "$bench"
 check "plot from sync" sync --plot "$tmp/x.png"
 check "plot from idle" idle --plot "$tmp/x.png"
+check "filter not a regular expression" mem --benchmark_filter='['
+check "filter matching no case" mem --benchmark_filter=NOMATCH
+check "filter matching no replay" mem --profile "$(dirname "$0")/../../tests/data/profiles/gzip.uprof" --benchmark_filter=NOMATCH
+check "filter matching no sync case" sync --benchmark_filter=NOMATCH
 check "plot from the replays" mem --profile "$(dirname "$0")/../../tests/data/profiles/gzip.uprof" --plot "$tmp/x.png"
 # A plot that cannot be drawn is refused before the run, which prints nothing.
 expect_error "plot without gnuplot on PATH" env PATH=/nonexistent "$bench" mem --quick --plot "$tmp/x.png"
@@ -134,7 +139,7 @@ if [ "$(cat "$tmp/keep.csv")" != keep ]; then echo "FAIL a refused --json trunca
 # A quote in the plot's name is part of the name, never gnuplot's or the
 # shell's command.
 if command -v gnuplot >/dev/null; then
-  b=$(readlink -f "$bench"); (cd "$tmp" && "$b" mem --benchmark_filter=NOMATCH --plot "p';system 'touch INJ';'.png" >/dev/null 2>&1)
+  b=$(readlink -f "$bench"); (cd "$tmp" && "$b" mem --quick --benchmark_repetitions=1 --benchmark_filter='memcpy/fixed8/' --plot "p';system 'touch INJ';'.png" >/dev/null 2>&1)
   if [ -e "$tmp/INJ" ] || [ ! -s "$tmp/p';system 'touch INJ';'.png" ]; then
     echo "FAIL a quote in --plot's file name ran a command or drew no plot"; fail=1
   else echo "ok   a quote in --plot's file name is a name"; fi

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <string>
 #include "bench.h"
+#include "common/stdout_check.h"
 
 static int usage()
 {
@@ -45,6 +46,7 @@ std::string cpu_name()
 
 int main(int argc, char **argv)
 {
+	uarch::tools::check_stdout_at_exit("uarch-bench");
 	if (argc < 2) {
 		fprintf(stderr, "uarch-bench: which benchmark? mem, sync or idle (--help for usage)\n");
 		return 2;

@@ -3,6 +3,7 @@
 // time and shows the library's actual bindings (uarch_impl) beside them.
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "uarch.h"
 #include "common/cpuid_dump.h"
 #include "common/size_text.h"
+#include "common/stdout_check.h"
 #if UARCH_HAVE_CPU_FEATURES
 #include <cpu_features/cpuinfo_x86.h>
 #endif
@@ -378,7 +380,9 @@ Report midr_report(const std::string &value, const char *tunables)
 	char *end = nullptr;
 	errno = 0;
 	unsigned long long midr = std::strtoull(value.c_str(), &end, 16);
-	if (value.empty() || *end || errno)
+	// strtoull would take a sign and leading blanks ("-1" as all ones);
+	// MIDR_EL1's upper 32 bits are reserved, zero.
+	if (!std::isxdigit(static_cast<unsigned char>(value[0])) || *end || errno || midr > 0xffffffffu)
 		die("--midr " + value + ": not a hexadecimal MIDR_EL1 value");
 	Report r;
 	r.source = "MIDR " + hex(midr);
@@ -442,11 +446,33 @@ void print_table(const std::string &dir)
 	}
 }
 
+// This machine's report with --tunables: the library in this process
+// bound its entries at load, from UARCH_TUNABLES, so the report runs again
+// with that set and the option dropped, to show what the library binds.
+[[noreturn]] void rerun_with_tunables(int argc, char **argv, const char *tunables)
+{
+	if (getauxval(AT_SECURE))
+		die("--tunables: a secure-execution process ignores UARCH_TUNABLES");
+	std::vector<char *> args;
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && !std::strcmp(argv[i], "--tunables")) {
+			i++;
+			continue;
+		}
+		args.push_back(argv[i]);
+	}
+	args.push_back(nullptr);
+	setenv("UARCH_TUNABLES", tunables, 1);
+	execv("/proc/self/exe", args.data());
+	die(std::string("--tunables: cannot run again: ") + std::strerror(errno));
+}
+
 void usage()
 {
 	std::printf("usage: uarch-info [--json] [--cpuid-dump FILE | --midr HEX] [--tunables STRING] [--profile FILE]\n"
 		    "       uarch-info --table DATADIR\n"
 		    "Shows what uarch sees on this CPU (or on a CPUID dump / an arm64 MIDR) and what it binds.\n"
+		    "--tunables STRING: as UARCH_TUNABLES=STRING, in place of the environment's\n"
 		    "--profile FILE: read FILE as the system profile instead of %s\n", profile_path);
 }
 
@@ -454,13 +480,14 @@ void usage()
 
 int main(int argc, char **argv)
 {
+	uarch::tools::check_stdout_at_exit("uarch-info");
 	bool json = false;
 	std::string dump, midr, table, profile;
 	const char *tunables = nullptr;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto value = [&](const char *opt) -> std::string {
-			if (i + 1 >= argc)
+			if (i + 1 >= argc || !*argv[i + 1])
 				die(std::string(opt) + " needs a value");
 			return argv[++i];
 		};
@@ -473,12 +500,19 @@ int main(int argc, char **argv)
 		else if (a == "-h" || a == "--help") { usage(); return 0; }
 		else die("unknown argument '" + a + "' (try --help)");
 	}
+	// Every option given is applied, or refused: none is dropped silently.
 	if (!table.empty()) {
+		if (json || !dump.empty() || !midr.empty() || !profile.empty() || tunables)
+			die("--table takes no other option");
 		print_table(table);
 		return 0;
 	}
 	if (!dump.empty() && !midr.empty())
 		die("--cpuid-dump and --midr exclude each other");
+	if (!profile.empty() && (!dump.empty() || !midr.empty()))
+		die("--profile is this machine's system profile: not with --cpuid-dump or --midr");
+	if (tunables && dump.empty() && midr.empty())
+		rerun_with_tunables(argc, argv, tunables);
 	Report r = !dump.empty() ? dump_report(dump, tunables) : !midr.empty() ? midr_report(midr, tunables) : live_report(profile);
 	if (json)
 		print_json(r);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 #include "common/gnuplot.h"
+#include "common/stdout_check.h"
 #include "profile.h"
 
 using namespace uarch::prof;
@@ -355,6 +356,7 @@ int report(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	uarch::tools::check_stdout_at_exit("uarch-prof");
 	if (argc < 2)
 		return fail("what to run? uarch-prof [-o FILE] -- PROGRAM ARGS... (--help for usage)");
 	std::string a = argv[1];

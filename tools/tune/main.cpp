@@ -29,6 +29,7 @@
 #include "common/gnuplot.h"
 #include "common/size_text.h"
 #include "common/stats.h"
+#include "common/stdout_check.h"
 #include "decide.h"
 #include "dispatch/state.h"
 #include "select/plan.h"
@@ -410,6 +411,30 @@ void write_atomically(const std::string &path, const std::string &text, bool mak
 	}
 }
 
+// Before measuring: whether write_atomically can put the profile at
+// path, i.e. whether its directory takes a new file (with make_dirs: the
+// nearest directory that exists), so that a bad --output is one line at
+// the start, not after minutes of measuring. A probe file is made there
+// and removed: nothing the user has is touched.
+void check_output(const std::string &path, bool make_dirs)
+{
+	struct stat st;
+	if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+		die("--output wants a file name, got the directory '" + path + "'");
+	size_t slash = path.rfind('/');
+	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	while (make_dirs && access(dir.c_str(), F_OK) != 0 && dir.size() > 1) {
+		slash = dir.rfind('/');
+		dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+	}
+	std::string probe = dir + "/.uarch-tune.probe." + std::to_string(getpid());
+	int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die("cannot write " + path + ": " + std::strerror(errno));
+	close(fd);
+	unlink(probe.c_str());
+}
+
 void usage()
 {
 	std::printf("usage: uarch-tune [--quick] [--plot FILE.png] [--output FILE | --install] [--noise-limit PERCENT]\n"
@@ -424,6 +449,7 @@ void usage()
 
 int main(int argc, char **argv)
 {
+	uarch::tools::check_stdout_at_exit("uarch-tune");
 	Config cfg;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -455,6 +481,8 @@ int main(int argc, char **argv)
 		cfg.output = UARCH_PROFILE_PATH;
 	if (!cfg.output.empty() && cfg.output.back() == '/')
 		die("--output wants a file name, got '" + cfg.output + "'");
+	if (!cfg.output.empty())
+		check_output(cfg.output, cfg.install);
 	// Before measuring: a plot that cannot be drawn is said now, not
 	// after the run.
 	std::string why;

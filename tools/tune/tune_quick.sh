@@ -18,6 +18,12 @@ expect_error "--plot without gnuplot on PATH" env PATH=/nonexistent "$tune" --qu
 [ -z "$(env PATH=/nonexistent "$tune" --quick --plot "$dir/x.png" 2>/dev/null)" ] ||
   { echo "FAIL --plot without gnuplot measured first"; fail=1; }
 expect_error "--plot to an unwritable path" "$tune" --quick --plot "$dir/no/such/dir/x.png"
+# A profile that cannot be written is refused before measuring, too.
+expect_error "--output to an unwritable path" "$tune" --quick --output "$dir/no/such/dir/x"
+[ -z "$("$tune" --quick --output "$dir/no/such/dir/x" 2>/dev/null)" ] ||
+  { echo "FAIL a bad --output measured first"; fail=1; }
+mkdir -p "$dir"
+expect_error "--output a directory" "$tune" --quick --output "$dir"
 
 mkdir -p "$dir"
 out=$dir/tune-quick.profile
