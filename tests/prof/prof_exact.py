@@ -140,6 +140,24 @@ with tempfile.TemporaryDirectory() as d:
         one_line_error(f"report of a {name} file", [prof, "report", p])
         one_line_error(f"json report of a {name} file", [prof, "report", "--json", p])
     one_line_error("report of a missing file", [prof, "report", os.path.join(d, "missing")])
+
+    # Counts that a checksum vouches for but whose totals overflow 64 bits
+    # (memcpy's calls of 1 byte; header 48 bytes, then 12 names' counts).
+    def with_ones(n):
+        b = bytearray(data)
+        b[48 + 96 + 8:48 + 96 + 16] = n.to_bytes(8, "little")
+        h = 0xcbf29ce484222325
+        for x in b[48:]:
+            h = ((h ^ x) * 0x100000001b3) & (2**64 - 1)
+        b[24:32] = h.to_bytes(8, "little")
+        return bytes(b)
+    big, half = os.path.join(d, "big.uprof"), os.path.join(d, "half.uprof")
+    open(big, "wb").write(with_ones(2**64 - 1))
+    open(half, "wb").write(with_ones(2**63))
+    one_line_error("report of counts that overflow", [prof, "report", big])
+    r = subprocess.run([prof, "report", "--json", half], capture_output=True, text=True, env=env)
+    check("one file of 2^63 calls: report status", r.returncode, 0)
+    one_line_error("report of two files whose sum overflows", [prof, "report", half, half])
     one_line_error("no program", [prof, "-o", out])
     # A report that cannot be written whole is an error too, not status 0.
     with open("/dev/full", "w") as full:

@@ -125,8 +125,9 @@ int record(int argc, char **argv)
 				continue;
 			Profile p;
 			std::string why, path = parts + "/" + name;
-			if (load(path, &p, &why)) {
-				merge(&all, p);
+			if (load(path, &p, &why) && !merge(&all, p))
+				why = "its counts and the others' overflow 64 bits together";
+			if (why.empty()) {
 				files++;
 			} else {
 				fprintf(stderr, "uarch-prof: %s: %s (left out)\n", path.c_str(), why.c_str());
@@ -335,7 +336,8 @@ int report(int argc, char **argv)
 		std::string why;
 		if (!load(f, &p, &why))
 			return fail(f + ": " + why);
-		merge(&all, p);
+		if (!merge(&all, p))
+			return fail(f + ": its counts and the other files' overflow 64 bits together");
 	}
 	if (json)
 		report_json(all, files.size());

@@ -5,6 +5,42 @@
 
 namespace uarch::prof {
 
+namespace {
+
+bool add_fits(uint64_t *sum, uint64_t v) { return !__builtin_add_overflow(*sum, v, sum); }
+
+// Whether every total a reader forms from p fits in 64 bits: per op the
+// calls (by size, by dst and src alignment, by overlap, by name) and the
+// bytes, and the header's processes and threads. A recorded file always
+// does (2^64 calls are centuries of calls); a crafted one, or many files
+// merged, need not, and sums that wrap would report shares above 100% and
+// replay sizes from a wrong total. (The totals need not agree with each
+// other exactly: a thread still copying while the process exits may have
+// counted a size and not yet its alignment.)
+bool totals_fit(const Profile &p)
+{
+	uint64_t by_name = 0;
+	for (uint32_t e = 0; e < entry_count; e++)
+		if (!add_fits(&by_name, p.counts.entry[e]))
+			return false;
+	for (const OpCounts &o : p.counts.op) {
+		uint64_t calls = 0, bytes = o.big_bytes, dst = 0, src = 0, ov = 0, b = 0;
+		for (uint32_t i = 0; i < size_slots; i++)
+			if (!add_fits(&calls, o.size[i]) ||
+			    (i <= exact_max && (__builtin_mul_overflow(o.size[i], uint64_t(i), &b) || !add_fits(&bytes, b))))
+				return false;
+		for (int i = 0; i < 64; i++)
+			if (!add_fits(&dst, o.dst_align[i]) || !add_fits(&src, o.src_align[i]))
+				return false;
+		for (uint64_t n : o.overlap)
+			if (!add_fits(&ov, n))
+				return false;
+	}
+	return true;
+}
+
+} // namespace
+
 bool load(const std::string &path, Profile *out, std::string *why)
 {
 	FILE *f = fopen(path.c_str(), "rb");
@@ -43,17 +79,26 @@ bool load(const std::string &path, Profile *out, std::string *why)
 	}
 	if (ok)
 		out->header = h;
+	if (ok && !totals_fit(*out)) {
+		*why = "counts whose totals overflow 64 bits (corrupt profile)";
+		ok = false;
+	}
 	return ok;
 }
 
-void merge(Profile *a, const Profile &b)
+bool merge(Profile *a, const Profile &b)
 {
-	uint64_t *x = reinterpret_cast<uint64_t *>(&a->counts);
+	Profile sum = *a;
+	uint64_t *x = reinterpret_cast<uint64_t *>(&sum.counts);
 	const uint64_t *y = reinterpret_cast<const uint64_t *>(&b.counts);
 	for (size_t i = 0; i < sizeof(Counts) / sizeof(uint64_t); i++)
-		x[i] += y[i];
-	a->header.processes += b.header.processes;
-	a->header.threads += b.header.threads;
+		if (!add_fits(&x[i], y[i]))
+			return false;
+	if (!add_fits(&sum.header.processes, b.header.processes) || !add_fits(&sum.header.threads, b.header.threads) ||
+	    !totals_fit(sum))
+		return false;
+	*a = sum;
+	return true;
 }
 
 bool save(const std::string &path, const Profile &p, std::string *why)

@@ -14,8 +14,9 @@ struct Profile {
 
 // Reads and checks one file. On failure returns false and sets *why.
 bool load(const std::string &path, Profile *out, std::string *why);
-// Adds b's counts (and processes, threads) into a.
-void merge(Profile *a, const Profile &b);
+// Adds b's counts (and processes, threads) into a; false, a unchanged,
+// where a total would overflow 64 bits.
+bool merge(Profile *a, const Profile &b);
 // Writes a file as the recorder does (header with checksum, payload).
 bool save(const std::string &path, const Profile &p, std::string *why);
 
