@@ -64,7 +64,7 @@ static Impl x86_mem_impl(const Cpu &c)
 {
 	if (impl_runs_on(op_memcpy, Impl::avx512, c) && !avx512_downclocks(c))
 		return Impl::avx512;
-	if (c.has(f_avx2))
+	if (impl_runs_on(op_memcpy, Impl::avx2, c))
 		return Impl::avx2;
 	if (slow_unaligned_sse(c))
 		return Impl::gpr;

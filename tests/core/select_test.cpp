@@ -145,6 +145,11 @@ TEST(Select, TunablesForceAndMask)
 	EXPECT_EQ(plan_for(spr, "memcpy=baseline").impl[op_memset], Impl::avx512);
 	EXPECT_EQ(plan_for(spr, "mask=-avx512").impl[op_memcpy], Impl::avx2);
 	EXPECT_EQ(plan_for(spr, "mask=-avx512bw").impl[op_memcpy], Impl::avx2);
+	// A variant needs what its compiler target implies: avx512 needs avx2
+	// and avx, avx2 needs avx.
+	EXPECT_EQ(plan_for(spr, "mask=-avx2").impl[op_memcpy], Impl::baseline);
+	EXPECT_EQ(plan_for(spr, "mask=-avx").impl[op_memcpy], Impl::baseline);
+	EXPECT_EQ(plan_for(spr, "mask=-avx2:memcpy=avx512").refused, 1u << 1);   // the second entry
 	Plan p = plan_for(spr, "mask=-erms");
 	EXPECT_EQ(p.mem.movsb_min, 0u);
 	EXPECT_EQ(p.mem.stosb_min, 0u);
