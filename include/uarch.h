@@ -35,7 +35,10 @@ UARCH_API void uarch_prefetch_range(const void *p, size_t len);
 /* Waits while *addr == expected. Returns 0 once a different value was seen
  * or a wake arrived (which may be spurious: re-check your condition),
  * ETIMEDOUT after timeout_ns (< 0: forever; never earlier), EINVAL for a
- * NULL or misaligned addr.
+ * NULL or misaligned addr. A wait that sleeps in the kernel may end late by
+ * the thread's timer slack (50 us by default; prctl PR_SET_TIMERSLACK) and
+ * the wake-up; the last 50 us before the deadline are waited awake instead,
+ * unless the policy never waits awake (one CPU, idle_wait=futex).
  *
  * uarch_idle_wait and uarch_idle_wake are private to one process AND to one
  * copy of the library: the futex is keyed by the process, and the count of

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <pthread.h>
+#include <sys/resource.h>
 #include "common.h"
 
 using namespace idle_test;
@@ -58,6 +59,44 @@ TEST_P(Timeout, OneMillisecond)
 	// On an idle machine a few ms; the best of ten must be that (with room
 	// for a CI machine whose two cores are busy).
 	EXPECT_LT(best, 10000000);
+}
+
+// This thread's voluntary context switches: one for every sleep in the
+// kernel (a preemption is involuntary and not counted).
+long voluntary_switches()
+{
+	rusage u{};
+	getrusage(RUSAGE_THREAD, &u);
+	return u.ru_nvcsw;
+}
+
+// A timeout shorter than the shortest sleep (50 us: the kernel's default
+// timer slack, which a sleep may overshoot by) is waited without sleeping,
+// so that it ends when asked, by a policy that waits awake at all (a
+// futex-only one always sleeps); a longer one sleeps where the policy has
+// a futex stage.
+TEST_P(Timeout, ShortTimeoutsDoNotSleep)
+{
+	Watchdog wd(30, current_test());
+	const IdlePolicy p = GetParam().policy;
+	bool futex = p.nstages == 0, awake = false;
+	for (uint32_t i = 0; i < p.nstages; i++) {
+		futex |= p.stages[i] == Stage::futex;
+		awake |= !futex;
+	}
+	alignas(4) uint32_t w = 3;
+	long before = voluntary_switches();
+	for (int rep = 0; rep < 20; rep++)
+		ASSERT_EQ(idle_wait(&w, 3, 30000, p), ETIMEDOUT);
+	if (awake)
+		EXPECT_EQ(voluntary_switches() - before, 0) << "a 30 us timeout slept";
+	else
+		EXPECT_GE(voluntary_switches() - before, 20) << "a futex-only policy waited awake";
+	if (!futex)
+		return;
+	before = voluntary_switches();
+	ASSERT_EQ(idle_wait(&w, 3, 5000000, p), ETIMEDOUT);
+	EXPECT_GE(voluntary_switches() - before, 1) << "a 5 ms timeout never slept";
 }
 
 TEST_P(Timeout, ZeroTimeoutAndDifferingValue)
