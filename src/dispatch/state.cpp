@@ -115,13 +115,20 @@ long tunables_from_initial_env()
 		nenv++;
 	const uint64_t *aux = reinterpret_cast<const uint64_t *>(envp + nenv + 1);
 	bool found = false;
-	for (size_t i = 0; below_top(aux + i + 1) && aux[i] != 0; i += 2)
-		if (aux[i] == at_random) {
-			found = aux[i + 1] == get(at_random);
-			break;
-		}
+	size_t a = 0;
+	for (; below_top(aux + a + 1) && aux[a] != 0; a += 2)
+		found |= aux[a] == at_random && aux[a + 1] == get(at_random);
 	if (!found)
 		return -2;
+	// The strings lie between the vector's end and AT_EXECFN. setenv and
+	// putenv edit the array in place (a pointer to the program's own
+	// string), unsetenv shifts it: a pointer outside, or an array whose end
+	// moved (the vector was not found above), is a program's edit, and
+	// the kernel's copy (/proc/self/environ) is read instead.
+	const uintptr_t strings = uintptr_t(aux + a + 2);
+	for (size_t j = 0; j < nenv; j++)
+		if (uintptr_t(envp[j]) < strings || uintptr_t(envp[j]) >= top)
+			return -2;
 	for (size_t i = 0; envp[i]; i++) {
 		const char *e = envp[i];
 		size_t k = 0;

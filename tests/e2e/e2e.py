@@ -87,12 +87,12 @@ def at_secure(stdout):
     return int(m.group(1)) if m else None
 
 
-def three_modes(tunables=None):
+def three_modes(tunables=None, **extra):
     """Runs impl_print in the three link modes; returns {mode: bindings}."""
     res = {}
-    for mode, cmd, env in (("shared", [args.shared], base_env(UARCH_TUNABLES=tunables)),
-                           ("static", [args.static], base_env(UARCH_TUNABLES=tunables)),
-                           ("preload", [args.preload_prog], preload_env(UARCH_TUNABLES=tunables))):
+    for mode, cmd, env in (("shared", [args.shared], base_env(UARCH_TUNABLES=tunables, **extra)),
+                           ("static", [args.static], base_env(UARCH_TUNABLES=tunables, **extra)),
+                           ("preload", [args.preload_prog], preload_env(UARCH_TUNABLES=tunables, **extra))):
         r = run(cmd, env)
         show(r, f"{mode} (UARCH_TUNABLES={tunables!r})")
         if r.returncode != 0:
@@ -145,6 +145,16 @@ def check_tunables():
         if others != dflt:
             fail(f"{mode}: memcpy={want} changed other ops: {others} vs {dflt}")
     print(f"memcpy: {default['shared'].get('memcpy')} -> {want} in all three modes")
+    # The environment the program started with decides, whatever the
+    # program does to its copy before its first call (setenv puts its own
+    # string into the start-up array, unsetenv shifts the array).
+    other = "generic" if want != "generic" else "gpr"
+    for edit in (f"memcpy={other}", "-"):
+        for mode, b in three_modes(f"memcpy={want}", E2E_EDIT_TUNABLES=edit).items():
+            if b.get("memcpy") != want:
+                fail(f"{mode}: started with memcpy={want}, edited to {edit!r} before the first call: "
+                     f"memcpy={b.get('memcpy')}")
+    print(f"memcpy={want} as started, after the program's setenv and unsetenv")
 
 
 def nosuid(path):

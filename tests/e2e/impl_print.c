@@ -4,7 +4,10 @@
  * -static -fstack-protector-all program linked to libuarch.a, and a program
  * that knows no uarch symbol at link time and finds uarch_impl with
  * dlsym(RTLD_DEFAULT) when run under LD_PRELOAD=libuarch_preload.so.
- * Lines starting with '#' are information, not bindings. */
+ * Lines starting with '#' are information, not bindings.
+ * E2E_EDIT_TUNABLES=VALUE: first sets UARCH_TUNABLES=VALUE (or, for "-",
+ * unsets it), before any uarch call: the library reads the environment
+ * the program started with, whatever the program did to its copy. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -93,6 +96,11 @@ static int check(void *(*cpy)(void *, const void *, size_t), void *(*mov)(void *
 
 int main(void)
 {
+	const char *edit = getenv("E2E_EDIT_TUNABLES");
+	if (edit && !strcmp(edit, "-"))
+		unsetenv("UARCH_TUNABLES");
+	else if (edit)
+		setenv("UARCH_TUNABLES", edit, 1);
 #ifdef E2E_PRELOAD
 	impl_fn impl = (impl_fn)dlsym(RTLD_DEFAULT, "uarch_impl");
 	op_fn op = (op_fn)dlsym(RTLD_DEFAULT, "uarch_op");
