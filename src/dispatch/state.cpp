@@ -120,22 +120,23 @@ long tunables_from_initial_env()
 		found |= aux[a] == at_random && aux[a + 1] == get(at_random);
 	if (!found)
 		return -2;
-	// The strings lie between the vector's end and AT_EXECFN. setenv and
-	// putenv edit the array in place (a pointer to the program's own
-	// string), unsetenv shifts it: a pointer outside, or an array whose end
-	// moved (the vector was not found above), is a program's edit, and
-	// the kernel's copy (/proc/self/environ) is read instead.
+	// The kernel's strings lie between the vector's end and AT_EXECFN.
+	// setenv and putenv edit the array in place (a pointer to the
+	// program's own string; the loader does so to GLIBC_TUNABLES), and
+	// unsetenv shifts it (then the vector is not found above). A
+	// UARCH_TUNABLES entry outside the strings is such an edit: the
+	// kernel's copy (/proc/self/environ) is read instead. Another
+	// variable's edit changes nothing here.
 	const uintptr_t strings = uintptr_t(aux + a + 2);
-	for (size_t j = 0; j < nenv; j++)
-		if (uintptr_t(envp[j]) < strings || uintptr_t(envp[j]) >= top)
-			return -2;
-	for (size_t i = 0; envp[i]; i++) {
+	for (size_t i = 0; i < nenv; i++) {
 		const char *e = envp[i];
 		size_t k = 0;
 		while (name[k] && e[k] == name[k])
 			k++;
 		if (name[k])
 			continue;
+		if (uintptr_t(e) < strings || uintptr_t(e) >= top)
+			return -2;
 		const char *v = e + k;
 		long copied = 0;
 		for (; v[copied]; copied++)   // counts past the buffer: the parser reports truncation
