@@ -37,8 +37,9 @@ UARCH_API void uarch_prefetch_range(const void *p, size_t len);
  * ETIMEDOUT after timeout_ns (< 0: forever; never earlier), EINVAL for a
  * NULL or misaligned addr. A wait that sleeps in the kernel may end late by
  * the thread's timer slack (50 us by default; prctl PR_SET_TIMERSLACK) and
- * the wake-up; the last 50 us before the deadline are waited awake instead,
- * unless the policy never waits awake (one CPU, idle_wait=futex).
+ * the wake-up; one that would sleep with less than 50 us left waits that
+ * out awake instead, unless the policy never waits awake (one CPU,
+ * idle_wait=futex, a spin budget of 0).
  *
  * uarch_idle_wait and uarch_idle_wake are private to one process AND to one
  * copy of the library: the futex is keyed by the process, and the count of

@@ -39,9 +39,11 @@ constexpr uint64_t spin_yield_ns = 50000;
 // The shortest sleep the futex stage takes: the kernel lets a sleeping
 // thread's timer fire up to its timer slack late (50 us by default), so
 // a shorter sleep would overshoot the caller's deadline by more than it
-// sleeps. What is left below this is waited in the last stage before the
-// futex instead, where the policy has one (a futex-only policy, as on a
-// one-CPU process, whose storer may need this CPU, always sleeps). Zen 4 guest, uarch_idle_wait timeouts with nothing
+// sleeps. A wait that reaches the futex stage with less than this left
+// waits it out awake instead (run_policy), where the policy waits awake
+// at all (a futex-only policy, as on a one-CPU process whose storer may
+// need this CPU, or one whose stages before the futex have no budget,
+// always sleeps). Zen 4 guest, uarch_idle_wait timeouts with nothing
 // stored, late by (median of 21): 5 us 77 us, 20 us 80 us, 1 ms 83 us
 // when they slept (15 us, 20 us, 22 us with the slack set to 1 ns: the
 // rest is the guest's wake-up); 0.3 us, 0.8 us, 71 us with this bound.
@@ -385,13 +387,21 @@ int run_policy(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, uint
 	uint64_t end = timeout_ns < 0 ? no_deadline : add_sat(start, ticks_from_ns(uint64_t(timeout_ns)));
 	uint32_t nstages = p.nstages <= 4 ? p.nstages : 4;
 	bool futex = nstages == 0;   // no stages at all: the futex alone
-	bool awake = false;          // a stage before the futex: the policy may wait awake
-	Stage last = Stage::spin;
+	// A stage before the futex with a budget the policy gives it (not
+	// one learnt: a spin learnt down to 0 still may wait out a near
+	// deadline): the policy waits awake, and a deadline too near to sleep
+	// for is waited in `near`, the last such stage, or a spin for WFE,
+	// whose wake-up without a store is the 100 us event stream.
+	bool awake = false;
+	Stage last = Stage::spin, near = Stage::spin;
 	for (uint32_t i = 0; i < nstages; i++)
 		futex |= p.stages[i] == Stage::futex;
 	for (uint32_t i = 0; i < nstages && p.stages[i] != Stage::futex; i++) {
 		Stage s = last = p.stages[i];
-		awake = true;
+		if ((s == Stage::spin ? p.spin_ns : p.monitor_ns) > 0) {
+			awake = true;
+			near = s == Stage::wfe ? Stage::spin : s;
+		}
 		if (!futex && i + 1 == nstages)
 			break;   // the last stage of a policy that never sleeps: below
 		uint64_t budget = s == Stage::spin ? spin_ns : p.monitor_ns;
@@ -406,9 +416,12 @@ int run_policy(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, uint
 		if (dl == end && end != no_deadline)
 			break;   // the caller's time is up, as the idle clock says
 	}
-	if (futex && (!awake || end == no_deadline || clock_now() + ticks_from_ns(shortest_sleep_ns) < end))
-		return stage_futex_on(addr, expected, timeout_ns < 0 ? -1 : mono_deadline(start, timeout_ns),
-				      sl.sleepers, sl.shared);
+	if (futex) {
+		if (!awake || end == no_deadline || clock_now() + ticks_from_ns(shortest_sleep_ns) < end)
+			return stage_futex_on(addr, expected, timeout_ns < 0 ? -1 : mono_deadline(start, timeout_ns),
+					      sl.sleepers, sl.shared);
+		last = near;
+	}
 	// A policy without a futex stage (a pure spin), or a deadline too near
 	// to sleep for: the last stage runs
 	// until the word changes or the time is up, in slices with a

@@ -82,7 +82,7 @@ TEST_P(Timeout, ShortTimeoutsDoNotSleep)
 	bool futex = p.nstages == 0, awake = false;
 	for (uint32_t i = 0; i < p.nstages; i++) {
 		futex |= p.stages[i] == Stage::futex;
-		awake |= !futex;
+		awake |= !futex && (p.stages[i] == Stage::spin ? p.spin_ns : p.monitor_ns) > 0;
 	}
 	alignas(4) uint32_t w = 3;
 	long before = voluntary_switches();
@@ -97,6 +97,18 @@ TEST_P(Timeout, ShortTimeoutsDoNotSleep)
 	before = voluntary_switches();
 	ASSERT_EQ(idle_wait(&w, 3, 5000000, p), ETIMEDOUT);
 	EXPECT_GE(voluntary_switches() - before, 1) << "a 5 ms timeout never slept";
+}
+
+// A policy whose stages before the futex have no budget never waits
+// awake, not even for a near deadline.
+TEST(TimeoutShort, NoBudgetSleeps)
+{
+	Watchdog wd(30, current_test());
+	alignas(4) uint32_t w = 3;
+	long before = voluntary_switches();
+	for (int rep = 0; rep < 20; rep++)
+		ASSERT_EQ(idle_wait(&w, 3, 30000, make_policy({Stage::spin, Stage::futex}, 0)), ETIMEDOUT);
+	EXPECT_GE(voluntary_switches() - before, 20) << "a spin budget of 0 waited awake";
 }
 
 TEST_P(Timeout, ZeroTimeoutAndDifferingValue)
