@@ -41,6 +41,24 @@ b=$(UARCH_TUNABLES='memcpy=generic' "$info" --json)
 if [ "$a" = "$b" ] && printf '%s' "$a" | grep -qF '"memcpy": "generic"'; then echo "ok   --tunables as UARCH_TUNABLES"
 else echo "FAIL --tunables differs from UARCH_TUNABLES"; fail=1; fi
 
+# Only the option's own value is dropped when the report runs again.
+a=$("$info" --profile --tunables --tunables memcpy=generic)
+if printf '%s' "$a" | grep -q '^profile  *--tunables: absent' && printf '%s' "$a" | grep -qE '^  memcpy +generic'; then
+  echo "ok   --tunables dropped alone"; else echo "FAIL --tunables took another option's value: $a"; fail=1; fi
+# Where the report cannot run again (no /proc: a tmpfs over it, in a user
+# and mount namespace), it shows the policy with the option's tunables.
+lib=$(dirname "$(readlink -f "$info")")/../..
+no_proc() { LD_LIBRARY_PATH=$lib unshare -r -m sh -c 'mount -t tmpfs none /proc && exec "$@"' sh "$(readlink -f "$info")" "$@"; }
+if ! unshare -r -m true 2>/dev/null; then
+  echo "skip --tunables without /proc: no user namespaces here"
+elif ! no_proc --help >/dev/null 2>&1; then
+  echo "skip --tunables without /proc: uarch-info does not run without /proc here (a sanitizer runtime)"
+else
+  a=$(no_proc --json --tunables memcpy=generic | python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["impl"]["memcpy"], r["policy"]["memcpy"])')
+  if [ "$a" = "generic generic" ]; then echo "ok   --tunables without /proc: the policy's"
+  else echo "FAIL --tunables without /proc: [$a]"; fail=1; fi
+fi
+
 # The library's bindings (uarch_impl) are the policy's answer, with and
 # without tunables.
 for t in '' 'memcpy=baseline:memset=gpr:smp_mb=mfence'; do

@@ -79,6 +79,7 @@ struct Report {
 	Plan plan;
 	bool secure = false;
 	bool live = false;        // this machine (library bindings available)
+	bool policy_only = false; // live, but the bindings shown are the policy's for --tunables
 	std::string source;       // "this machine", a dump file, a MIDR
 	std::string brand, uarch_name;
 	std::string env;          // the UARCH_TUNABLES string parsed
@@ -122,7 +123,7 @@ std::string idle_name(const IdlePolicy &p)
 
 std::string bound(const Report &r, uint32_t op)
 {
-	if (r.live) {
+	if (r.live && !r.policy_only) {
 		const char *n = uarch_impl(op_name(op));
 		return n ? n : "?";
 	}
@@ -330,16 +331,19 @@ void print_text(const Report &r)
 		std::printf("  rejected  %u more entries (more than %u)\n", t.ndropped, Tunables::max_entries);
 }
 
-Report live_report(const std::string &profile_file)
+// tunables: in place of UARCH_TUNABLES, the bindings shown then being
+// what the policy says with them (see rerun_with_tunables).
+Report live_report(const std::string &profile_file, const char *tunables = nullptr)
 {
 	Report r;
 	r.live = true;
-	r.source = "this machine";
+	r.policy_only = tunables != nullptr;
+	r.source = tunables ? "this machine, the policy with --tunables" : "this machine";
 	probe_host(&r.cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
 	cpu_set_t set;   // as the library counts: 0 when the mask does not fit
 	r.cpu.cpus_allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? uint32_t(CPU_COUNT(&set)) : 0;
 	r.secure = getauxval(AT_SECURE) != 0;
-	const char *env = r.secure ? nullptr : std::getenv("UARCH_TUNABLES");
+	const char *env = tunables ? tunables : r.secure ? nullptr : std::getenv("UARCH_TUNABLES");
 	r.env = env ? env : "";
 	// As the library does: the profile's entries first, the environment's after.
 	r.profile_file = profile_file.empty() ? profile_path : profile_file;
@@ -448,23 +452,26 @@ void print_table(const std::string &dir)
 
 // This machine's report with --tunables: the library in this process
 // bound its entries at load, from UARCH_TUNABLES, so the report runs again
-// with that set and the option dropped, to show what the library binds.
-[[noreturn]] void rerun_with_tunables(int argc, char **argv, const char *tunables)
+// with that set and the options at `drop` (each --tunables and its value)
+// left out, to show what the library binds. Returns only where it cannot
+// (no /proc, or qemu-user, whose /proc/self/exe the host cannot run): the
+// caller then shows what the policy says.
+void rerun_with_tunables(int argc, char **argv, const char *tunables, const std::vector<int> &drop)
 {
 	if (getauxval(AT_SECURE))
 		die("--tunables: a secure-execution process ignores UARCH_TUNABLES");
 	std::vector<char *> args;
 	for (int i = 0; i < argc; i++) {
-		if (i > 0 && !std::strcmp(argv[i], "--tunables")) {
+		if (std::find(drop.begin(), drop.end(), i) != drop.end()) {
 			i++;
 			continue;
 		}
 		args.push_back(argv[i]);
 	}
 	args.push_back(nullptr);
+	std::fflush(stdout);
 	setenv("UARCH_TUNABLES", tunables, 1);
 	execv("/proc/self/exe", args.data());
-	die(std::string("--tunables: cannot run again: ") + std::strerror(errno));
 }
 
 void usage()
@@ -484,6 +491,7 @@ int main(int argc, char **argv)
 	bool json = false;
 	std::string dump, midr, table, profile;
 	const char *tunables = nullptr;
+	std::vector<int> tunables_at;   // argv index of each --tunables
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto value = [&](const char *opt) -> std::string {
@@ -496,7 +504,12 @@ int main(int argc, char **argv)
 		else if (a == "--midr") midr = value("--midr");
 		else if (a == "--table") table = value("--table");
 		else if (a == "--profile") profile = value("--profile");
-		else if (a == "--tunables") { static std::string t; t = value("--tunables"); tunables = t.c_str(); }
+		else if (a == "--tunables") {
+			static std::string t;
+			tunables_at.push_back(i);
+			t = value("--tunables");
+			tunables = t.c_str();
+		}
 		else if (a == "-h" || a == "--help") { usage(); return 0; }
 		else die("unknown argument '" + a + "' (try --help)");
 	}
@@ -512,8 +525,10 @@ int main(int argc, char **argv)
 	if (!profile.empty() && (!dump.empty() || !midr.empty()))
 		die("--profile is this machine's system profile: not with --cpuid-dump or --midr");
 	if (tunables && dump.empty() && midr.empty())
-		rerun_with_tunables(argc, argv, tunables);
-	Report r = !dump.empty() ? dump_report(dump, tunables) : !midr.empty() ? midr_report(midr, tunables) : live_report(profile);
+		rerun_with_tunables(argc, argv, tunables, tunables_at);
+	Report r = !dump.empty() ? dump_report(dump, tunables)
+		   : !midr.empty() ? midr_report(midr, tunables)
+				   : live_report(profile, tunables);
 	if (json)
 		print_json(r);
 	else
