@@ -391,13 +391,16 @@ void plot(const std::string &png, const std::vector<RepRow> &movsb, const std::v
 
 // Write to a temporary file beside path, then rename over it: a process
 // that loads uarch meanwhile reads the old profile or the new, never half.
+// Where write_atomically writes before its rename.
+std::string temp_name(const std::string &path) { return path + ".tmp." + std::to_string(getpid()); }
+
 void write_atomically(const std::string &path, const std::string &text, bool make_dirs)
 {
 	if (make_dirs)
 		for (size_t p = path.find('/', 1); p != std::string::npos; p = path.find('/', p + 1))
 			if (mkdir(path.substr(0, p).c_str(), 0755) != 0 && errno != EEXIST)
 				die("cannot create " + path.substr(0, p) + ": " + std::strerror(errno));
-	std::string tmp = path + ".tmp." + std::to_string(getpid());
+	std::string tmp = temp_name(path);
 	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		die("cannot write " + tmp + ": " + std::strerror(errno));
@@ -414,8 +417,10 @@ void write_atomically(const std::string &path, const std::string &text, bool mak
 // Before measuring: whether write_atomically can put the profile at
 // path, i.e. whether its directory takes a new file (with make_dirs: the
 // nearest directory that exists), so that a bad --output is one line at
-// the start, not after minutes of measuring. A probe file is made there
-// and removed: nothing the user has is touched.
+// the start, not after minutes of measuring. The probe is the file
+// write_atomically will make (its name, or with make_dirs the same name
+// in the nearest directory that exists), removed again: nothing the user
+// has is touched.
 void check_output(const std::string &path, bool make_dirs)
 {
 	struct stat st;
@@ -427,7 +432,8 @@ void check_output(const std::string &path, bool make_dirs)
 		slash = dir.rfind('/');
 		dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
 	}
-	std::string probe = dir + "/.uarch-tune.probe." + std::to_string(getpid());
+	std::string name = temp_name(path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
+	std::string probe = dir + "/" + name;
 	int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die("cannot write " + path + ": " + std::strerror(errno));
@@ -454,7 +460,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto value = [&](const char *name) -> std::string {
-			if (i + 1 >= argc)
+			if (i + 1 >= argc || !*argv[i + 1])
 				die(std::string(name) + " needs a value");
 			return argv[++i];
 		};

@@ -24,6 +24,9 @@ expect_error "--output to an unwritable path" "$tune" --quick --output "$dir/no/
   { echo "FAIL a bad --output measured first"; fail=1; }
 mkdir -p "$dir"
 expect_error "--output a directory" "$tune" --quick --output "$dir"
+expect_error "--output a name too long for its temporary file" "$tune" --quick --output "$dir/$(printf 'x%.0s' $(seq 250))"
+expect_error "--output empty" "$tune" --quick --output ""
+expect_error "--plot empty" "$tune" --quick --plot ""
 
 mkdir -p "$dir"
 out=$dir/tune-quick.profile
