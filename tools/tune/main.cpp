@@ -389,11 +389,11 @@ void plot(const std::string &png, const std::vector<RepRow> &movsb, const std::v
 		die(png + ": " + why);
 }
 
-// Write to a temporary file beside path, then rename over it: a process
-// that loads uarch meanwhile reads the old profile or the new, never half.
 // Where write_atomically writes before its rename.
 std::string temp_name(const std::string &path) { return path + ".tmp." + std::to_string(getpid()); }
 
+// Write to a temporary file beside path, then rename over it: a process
+// that loads uarch meanwhile reads the old profile or the new, never half.
 void write_atomically(const std::string &path, const std::string &text, bool make_dirs)
 {
 	if (make_dirs)
@@ -415,25 +415,23 @@ void write_atomically(const std::string &path, const std::string &text, bool mak
 }
 
 // Before measuring: whether write_atomically can put the profile at
-// path, i.e. whether its directory takes a new file (with make_dirs: the
-// nearest directory that exists), so that a bad --output is one line at
-// the start, not after minutes of measuring. The probe is the file
-// write_atomically will make (its name, or with make_dirs the same name
-// in the nearest directory that exists), removed again: nothing the user
-// has is touched.
+// path, so that a bad --output is one line at the start, not after
+// minutes of measuring. The probe is the temporary file it will make, in
+// path's directory (with make_dirs: the nearest one that exists), removed
+// again: nothing the user has is touched.
 void check_output(const std::string &path, bool make_dirs)
 {
 	struct stat st;
 	if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
 		die("--output wants a file name, got the directory '" + path + "'");
-	size_t slash = path.rfind('/');
-	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-	while (make_dirs && access(dir.c_str(), F_OK) != 0 && dir.size() > 1) {
-		slash = dir.rfind('/');
-		dir = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
-	}
-	std::string name = temp_name(path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
-	std::string probe = dir + "/" + name;
+	auto parent = [](const std::string &p) {
+		size_t slash = p.rfind('/');
+		return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : p.substr(0, slash);
+	};
+	std::string dir = parent(path);
+	while (make_dirs && access(dir.c_str(), F_OK) != 0 && dir.size() > 1)
+		dir = parent(dir);
+	std::string probe = dir + "/" + temp_name(path.substr(path.rfind('/') + 1));
 	int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die("cannot write " + path + ": " + std::strerror(errno));
