@@ -275,9 +275,10 @@ void print_text(const Report &r)
 	std::printf("  features  ");
 	for (auto &f : features(c))
 		std::printf(" %s", f.c_str());
-	std::printf("\n  cache      line %u  L1d %s  L2 %s  L3 %s (shared by %u)\n", c.cache.line,
-		    size_text(c.cache.l1d).c_str(), size_text(c.cache.l2).c_str(), size_text(c.cache.l3).c_str(),
-		    c.cache.l3_sharing);
+	std::printf("\n  cache      line %u  L1d %s  L2 %s  L3 %s", c.cache.line, size_text(c.cache.l1d).c_str(),
+		    size_text(c.cache.l2).c_str(), size_text(c.cache.l3).c_str());
+	// 0 when only leaf 0x80000006 told the sizes (no TOPOEXT in this guest).
+	std::printf(c.cache.l3_sharing ? " (shared by %u)\n" : " (sharing not reported)\n", c.cache.l3_sharing);
 	if (c.cpus_allowed)
 		std::printf("  affinity   %u CPU%s allowed\n", c.cpus_allowed, c.cpus_allowed == 1 ? "" : "s");
 	std::printf("bindings\n");
