@@ -286,6 +286,57 @@ TEST(TuneDecide, ProfileCapsMovsbAtNonTemporalAndRefusesNoise)
 	EXPECT_FALSE(decide(e, rules).too_noisy);
 }
 
+// uarch-tune --quick on the Zen 5 guest (family 0x1a model 2): the avx512
+// copy loop against rep movsb, ns per call, dst aligned and dst+1. Rep
+// wins from 28 KiB; 256 KiB is level (0.3% slower aligned), and rep wins
+// again at 1 and 4 MiB. The tuner's own window ends at 256 KiB; the
+// policy's runs to the L3 size, and nothing timed between contradicts it.
+TEST(TuneDecide, TunerWindowRunsOnToThePolicysEnd)
+{
+	struct { uint64_t size; double loop, rep, loop1, rep1; } zen5[] = {
+		{1024, 7.9, 18.6, 8.6, 20.8},
+		{4096, 30.2, 46.5, 40.1, 45.2},
+		{16384, 124.0, 167.5, 138.1, 172.2},
+		{24576, 196.6, 251.5, 226.1, 256.2},
+		{28672, 505.4, 295.6, 428.6, 300.6},
+		{32768, 531.6, 341.9, 529.1, 356.9},
+		{65536, 1040.8, 830.2, 1052.0, 884.1},
+		{262144, 3291.0, 3301.5, 4453.5, 4003.0},
+		{1048576, 25068.0, 20228.0, 25067.0, 24315.0},
+		{4194304, 135035.0, 113444.0, 102814.0, 98456.0},
+	};
+	Evidence e;
+	e.futex_wake = t(5000);
+	for (auto z : zen5) {
+		RepRow row;
+		row.size = z.size;
+		row.loop[aligned] = t(z.loop);
+		row.rep[aligned] = t(z.rep);
+		row.loop[misaligned] = t(z.loop1);
+		row.rep[misaligned] = t(z.rep1);
+		e.movsb.push_back(row);
+	}
+	Window own = rep_window(e.movsb, 0.03);
+	EXPECT_EQ(own.min, 28672u);
+	EXPECT_EQ(own.max, 262144u);
+	Rules rules;
+	rules.movsb_policy = Window{26u << 10, 32u << 20};
+	Profile p = decide(e, rules);
+	EXPECT_FALSE(p.movsb_kept);
+	EXPECT_EQ(p.movsb.min, 28672u);
+	EXPECT_EQ(p.movsb.max, 32u << 20);
+	EXPECT_EQ(p.movsb_wins_end, 262144u);
+	// Rep slower by the margin at 1 MiB, dst+1: the tuner's end stands.
+	e.movsb[8].rep[misaligned] = t(25067.0 * 1.04);
+	p = decide(e, rules);
+	EXPECT_EQ(p.movsb.max, 262144u);
+	EXPECT_EQ(p.movsb_wins_end, 0u);
+	// A policy window that ends before the tuner's: the tuner's end.
+	e.movsb[8].rep[misaligned] = t(24315.0);
+	rules.movsb_policy = Window{26u << 10, 128u << 10};
+	EXPECT_EQ(decide(e, rules).movsb.max, 262144u);
+}
+
 // The policy's window stays where the tuner finds none of its own and no
 // size timed inside it has rep slower by the margin (decide.h): Zen 4's rep
 // stosb from 64 KiB, which a replay opened and each size alone runs level.

@@ -90,18 +90,33 @@ Window rep_window(const std::vector<RepRow> &rows, double margin, uint64_t below
 	return w;
 }
 
-// w where the tuner found a window; else the policy's, unless a size timed
-// inside it has rep slower than the loop by the margin (decide.h).
-static Window unless_contradicted(const Window &w, const Window &policy, const std::vector<RepRow> &rows,
+// w where the tuner found a window, run on to the policy's end; else the
+// policy's; in both, unless a size timed there has rep slower than the
+// loop by the margin (decide.h).
+static Window unless_contradicted(Window w, const Window &policy, const std::vector<RepRow> &rows,
 				  double margin)
 {
-	if (w.min || !policy.min)
+	if (!policy.min)
 		return w;
 	const double m = margin_gain(margin);
-	for (const RepRow &r : rows)
-		if (r.size >= policy.min && r.size < policy.max && rep_gain(r) <= -m)   // NaN: no evidence
-			return w;
-	return policy;
+	auto contradicted = [&](uint64_t lo, uint64_t hi) {
+		for (const RepRow &r : rows)
+			if (r.size >= lo && r.size < hi && rep_gain(r) <= -m)   // NaN: no evidence
+				return true;
+		return false;
+	};
+	if (!w.min)
+		return contradicted(policy.min, policy.max) ? w : policy;
+	// The tuner's window ends where its wins end; it runs on to the
+	// policy's end unless a size timed between has rep slower by the
+	// margin. uarch-tune --quick on the Zen 5 guest (family 0x1a model 2):
+	// rep movsb 1.43-1.71x the loop at 28-64 KiB, 1.00x (dst+1 1.11x) at
+	// 256 KiB, 1.03-1.24x at 1 MiB, 1.04-1.19x at 4 MiB; the window ended
+	// at 256 KiB, on a 0.3% loss, and handed 256 KiB-8 MiB back to the
+	// loop that the full run and the policy give to rep movsb.
+	if (w.max < policy.max && w.max >= policy.min && !contradicted(w.max, policy.max))
+		w.max = policy.max;
+	return w;
 }
 
 bool nt_threshold(const std::vector<NtRow> &rows, double margin, uint64_t *out)
@@ -176,6 +191,8 @@ Profile decide(const Evidence &e, const Rules &r)
 	Window own_movsb = rep_window(e.movsb, r.margin, below), own_stosb = rep_window(e.stosb, r.margin, below);
 	p.movsb = unless_contradicted(own_movsb, r.movsb_policy, e.movsb, r.margin);
 	p.stosb = unless_contradicted(own_stosb, r.stosb_policy, e.stosb, r.margin);
+	p.movsb_wins_end = own_movsb.min && p.movsb.max != own_movsb.max ? own_movsb.max : 0;
+	p.stosb_wins_end = own_stosb.min && p.stosb.max != own_stosb.max ? own_stosb.max : 0;
 	p.movsb_kept = !own_movsb.min && p.movsb.min;
 	p.stosb_kept = !own_stosb.min && p.stosb.min;
 	// rep movsb never overlaps the non-temporal copy: the NT loop takes over.

@@ -60,6 +60,9 @@ struct Window {
 struct Profile {
 	Window movsb, stosb;
 	bool movsb_kept = false, stosb_kept = false;   // the policy's window, not contradicted (Rules)
+	// Where the tuner's own window ran on to the policy's end: where its
+	// wins ended (else 0).
+	uint64_t movsb_wins_end = 0, stosb_wins_end = 0;
 	bool have_nt = false;         // false: no size tried favoured NT stores: keep the default
 	uint64_t nt_min = 0;
 	bool have_nt_fill = false;    // as have_nt, for fills of other bytes than 0
@@ -101,7 +104,8 @@ struct Rules {
 	// tuner times each size alone and cannot see every reason a window was
 	// opened (on Zen 4, rep stosb from 64 KiB wins a replay of gzip's
 	// fills, where each size alone runs level; select.cpp), so "level"
-	// here is no evidence against it.
+	// here is no evidence against it. Where the tuner's window ends inside
+	// the policy's, it runs on to the policy's end on the same terms.
 	Window movsb_policy, stosb_policy;
 };
 

@@ -593,6 +593,12 @@ int main(int argc, char **argv)
 		if (kept)
 			std::printf("%s: the built-in window [%s, %s) kept: no size timed in it has rep slower by the margin\n",
 				    name, tools::size_text(w.min).c_str(), tools::size_text(w.max).c_str());
+	for (auto [name, end, w] : {std::tuple{"rep movsb", p.movsb_wins_end, rules.movsb_policy},
+				    std::tuple{"rep stosb", p.stosb_wins_end, rules.stosb_policy}})
+		if (end)
+			std::printf("%s: its wins end at %s; it runs on to the built-in window's end %s: no size timed "
+				    "between has rep slower by the margin\n",
+				    name, tools::size_text(end).c_str(), tools::size_text(w.max).c_str());
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
 	if (!p.too_noisy) {
