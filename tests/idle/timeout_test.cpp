@@ -70,6 +70,16 @@ long voluntary_switches()
 	return u.ru_nvcsw;
 }
 
+// Of 20 waits of 30 us that must sleep, how many may end without: a wait
+// whose deadline has passed when it reaches the futex returns at once,
+// correctly, and a wait can spend 30 us before it gets there: the first
+// of a process touches code and data for the first time (on the Zen 5
+// guest a page fault took 14-70 us), a calibrated idle clock is measured
+// on first use (50 us), a vCPU may be descheduled. TimeoutShort alone,
+// run 100 times on that guest: 19 of 20 slept in 4 runs, 20 in the rest.
+// A policy that waits awake sleeps in none of them.
+constexpr long may_miss_sleep = 2;
+
 // A timeout shorter than the shortest sleep (50 us: the kernel's default
 // timer slack, which a sleep may overshoot by) is waited without sleeping,
 // so that it ends when asked, by a policy that waits awake at all (a
@@ -91,7 +101,7 @@ TEST_P(Timeout, ShortTimeoutsDoNotSleep)
 	if (awake)
 		EXPECT_EQ(voluntary_switches() - before, 0) << "a 30 us timeout slept";
 	else
-		EXPECT_GE(voluntary_switches() - before, 20) << "a futex-only policy waited awake";
+		EXPECT_GE(voluntary_switches() - before, 20 - may_miss_sleep) << "a futex-only policy waited awake";
 	if (!futex)
 		return;
 	before = voluntary_switches();
@@ -108,7 +118,7 @@ TEST(TimeoutShort, NoBudgetSleeps)
 	long before = voluntary_switches();
 	for (int rep = 0; rep < 20; rep++)
 		ASSERT_EQ(idle_wait(&w, 3, 30000, make_policy({Stage::spin, Stage::futex}, 0)), ETIMEDOUT);
-	EXPECT_GE(voluntary_switches() - before, 20) << "a spin budget of 0 waited awake";
+	EXPECT_GE(voluntary_switches() - before, 20 - may_miss_sleep) << "a spin budget of 0 waited awake";
 }
 
 TEST_P(Timeout, ZeroTimeoutAndDifferingValue)
