@@ -18,11 +18,19 @@ const char *feature_name(uint32_t f)
 	return f < f_count ? feature_names[f] : nullptr;
 }
 
+// Words where aligned: byte stores made it a third of the instructions
+// the preload library runs at load (a Tunables is 1.6 KiB; callgrind,
+// /bin/true: 7,775 of 17,854 over an empty preloaded library).
 void zero(void *p, size_t n)
 {
-	volatile unsigned char *b = static_cast<volatile unsigned char *>(p);
+	typedef uint64_t __attribute__((may_alias)) word;
+	unsigned char *b = static_cast<unsigned char *>(p);
+	for (; n && (uintptr_t(b) & 7); n--)
+		*reinterpret_cast<volatile unsigned char *>(b++) = 0;
+	for (; n >= 8; n -= 8, b += 8)
+		*reinterpret_cast<volatile word *>(b) = 0;
 	while (n--)
-		*b++ = 0;
+		*reinterpret_cast<volatile unsigned char *>(b++) = 0;
 }
 
 const char *vendor_name(Vendor v)
