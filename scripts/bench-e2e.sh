@@ -5,7 +5,10 @@
 # redis-benchmark on 127.0.0.1 (server preloaded or not, alternating).
 #   scripts/bench-e2e.sh [BUILD_DIR]     env: ROUNDS (5), RUNS (per round, 3),
 #                                        WORKLOADS (names), REDIS_REQUESTS (200000)
-# Prints one table; "ratio" = time without / time with (> 1: faster with uarch).
+# Prints one table; "ratio" = time without / time with (> 1: faster with uarch),
+# pooled over all runs and, "paired", within each round (its median and
+# quartiles over the rounds: drift in the machine's load between rounds
+# cancels; ROUNDS=15 RUNS=1 pairs run by run).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
@@ -49,7 +52,7 @@ if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &
       for _ in $(seq 50); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.1; done
       for d in 16 1024 16384; do
         redis-benchmark -h 127.0.0.1 -p $port -q -n "${REDIS_REQUESTS:-200000}" -c 8 -P 16 -d $d -t set,get --csv 2>/dev/null |
-          sed -n 's/^"\([A-Z]*\)","\([0-9.]*\)".*/\1 \2/p' | while read -r t rps; do echo "$side $t-$d $rps"; done >> "$res/redis.txt"
+          sed -n 's/^"\([A-Z]*\)","\([0-9.]*\)".*/\1 \2/p' | while read -r t rps; do echo "$side $t-$d $rps $r"; done >> "$res/redis.txt"
       done
       kill "$spid"; wait "$spid" 2>/dev/null || true
     done
@@ -65,31 +68,47 @@ def spread(xs):
 # wall: every run's wall time; cpu: each round's mean user + system time
 # (hyperfine reports CPU time per round, not per run), which other load on
 # a shared machine disturbs less than wall time.
-print(f"{'program':<22} {'runs':>5} {'plain s':>9} {'+-IQR%':>7} {'uarch s':>9} {'+-IQR%':>7} {'ratio':>7} {'cpu ratio':>10}")
+def paired(rs):
+    if not rs:
+        return "-"
+    q = statistics.quantiles(rs, n=4) if len(rs) >= 4 else [min(rs), 0, max(rs)]
+    return f"{statistics.median(rs):.3f} ({q[0]:.3f}-{q[2]:.3f})"
+print(f"{'program':<22} {'runs':>5} {'plain s':>9} {'+-IQR%':>7} {'uarch s':>9} {'+-IQR%':>7} {'ratio':>7} {'cpu ratio':>10}  paired (quartiles)")
 for n in names:
     t = {"plain": [], "uarch": []}
     c = {"plain": [], "uarch": []}
+    rr = []   # per round: mean time without / mean time with
     for f in glob.glob(f"{res}/{n}.*.json"):
+        m = {}
         for r in json.load(open(f))["results"]:
             t[r["command"]] += r["times"]
             c[r["command"]].append(r["user"] + r["system"])
+            m[r["command"]] = statistics.mean(r["times"])
+        if len(m) == 2:
+            rr.append(m["plain"] / m["uarch"])
     if not t["plain"] or not t["uarch"]:
         print(f"{n:<22} failed"); continue
     mp, mu = statistics.median(t["plain"]), statistics.median(t["uarch"])
     cr = statistics.median(c["plain"]) / statistics.median(c["uarch"])
-    print(f"{n:<22} {len(t['plain']):>5} {mp:>9.4f} {spread(t['plain']):>6.1f}% {mu:>9.4f} {spread(t['uarch']):>6.1f}% {mp / mu:>7.3f} {cr:>10.3f}")
-print("ratio = median wall time without / with (> 1: faster with uarch); cpu ratio: the same for user+system time")
+    print(f"{n:<22} {len(t['plain']):>5} {mp:>9.4f} {spread(t['plain']):>6.1f}% {mu:>9.4f} {spread(t['uarch']):>6.1f}% {mp / mu:>7.3f} {cr:>10.3f}  {paired(rr)}")
+print("ratio = median wall time without / with (> 1: faster with uarch); cpu ratio: the same for user+system time;")
+print("paired: the ratio within each round, median (quartiles) over the rounds")
 try:
-    rows = [l.split() for l in open(f"{res}/redis.txt")]
+    rows = [l.split() for l in open(f"{res}/redis.txt")]   # side test requests/s round
 except OSError:
     rows = []
 if rows:
-    print(f"\n{'redis (requests/s)':<22} {'runs':>5} {'plain':>11} {'+-IQR%':>7} {'uarch':>11} {'+-IQR%':>7} {'ratio':>7}")
+    print(f"\n{'redis (requests/s)':<22} {'runs':>5} {'plain':>11} {'+-IQR%':>7} {'uarch':>11} {'+-IQR%':>7} {'ratio':>7}  paired (quartiles)")
     for test in sorted({r[1] for r in rows}, key=lambda s: (int(s.split('-')[1]), s)):
         p = [float(r[2]) for r in rows if r[1] == test and r[0] == "plain"]
         u = [float(r[2]) for r in rows if r[1] == test and r[0] == "uarch"]
         if p and u:
             mp, mu = statistics.median(p), statistics.median(u)
-            print(f"{test:<22} {len(p):>5} {mp:>11.0f} {spread(p):>6.1f}% {mu:>11.0f} {spread(u):>6.1f}% {mu / mp:>7.3f}")
+            byround = {}
+            for r in rows:
+                if r[1] == test:
+                    byround.setdefault(r[3], {})[r[0]] = float(r[2])
+            rr = [x["uarch"] / x["plain"] for x in byround.values() if len(x) == 2]
+            print(f"{test:<22} {len(p):>5} {mp:>11.0f} {spread(p):>6.1f}% {mu:>11.0f} {spread(u):>6.1f}% {mu / mp:>7.3f}  {paired(rr)}")
     print("redis ratio = requests/s with / without (> 1: faster with uarch); SET/GET-N: N-byte values, 8 clients, pipeline 16")
 PY
