@@ -74,6 +74,18 @@ between(beyond, sum(r * (1 + p90 + 0.0006) < 0.9695 for r in ratios), sum(r * (1
 print(f"ok   summary: {below} of 18 rows below 0.97, {beyond} beyond the A/A 90th percentile ({p90:.1%})")
 PY
 then :; else echo "FAIL the below-0.97 summary disagrees with the table:"; grep -E '^(rows|noise)' "$tmp/aa.txt"; fail=1; fi
+# The cold-destination cases (--quick: 16 KiB, memcpy and memset): their
+# own align column, positive times, each call to its own slot of the pool.
+"$bench" mem --quick --benchmark_repetitions=1 --benchmark_filter=cold --csv "$tmp/cold.csv" >"$tmp/cold.txt" 2>&1 \
+  || { echo "FAIL cold run: $(tail -3 "$tmp/cold.txt")"; fail=1; }
+if python3 - "$tmp/cold.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [(r["op"], r["case"], r["align"]) for r in rows] == [("memcpy", "cold16K", "cold dst"), ("memset", "cold16K", "cold dst")], rows
+assert all(float(r["libc_ns"]) > 0 and float(r["uarch_ns"]) > 0 for r in rows), rows
+print("ok   cold-destination rows: memcpy and memset, 16 KiB")
+PY
+then :; else echo "FAIL cold rows:"; cat "$tmp/cold.txt"; fail=1; fi
 # --preload LIB: three sides (libuarch.so, LIB, the C library), each ratio
 # column the quotient of its two times, and the line that counts the rows
 # where libuarch.so beats the C library and LIB does not keep 0.97x of it.

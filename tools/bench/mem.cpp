@@ -21,6 +21,8 @@
 //     there, and "zero" rows of the same sizes fill zeros: some machines
 //     stream zeros much faster than other bytes (on the Zen 4 guest 3x
 //     through non-temporal stores, and 2x through rep stosb at 32 MiB).
+//   "cold4K" .. "cold256K": fixed sizes into a destination out of the
+//     cache (cold_work), from a hot source.
 // Random sizes and offsets are drawn before timing, 65536 calls a batch.
 //
 // Placement: src - dst = 1088 (1024 + 64) modulo 4096 for every call. A
@@ -79,16 +81,20 @@ struct Work {
 	std::vector<uint32_t> size;        // per call: size
 	std::vector<uint16_t> off;         // per call: offset from the bases
 	std::vector<uint16_t> soff;        // per call: the source's, when it differs (profiles)
+	std::vector<uint32_t> far, src0;   // cold cases: dst offsets far apart, and the source's (all 0)
 	size_t dmis = 0, smis = 0;         // misalignment added to dst, src
 	int fill = 0;                      // memset's byte: the call's index plus this
 };
 
 struct Buffers {
 	char *src = nullptr, *dst = nullptr;
-	// Two regions of `len` bytes with src - dst == kAlias (mod 4096).
-	explicit Buffers(size_t len)
+	// Regions of `len` bytes (dst) and `slen` bytes (src, default len) with
+	// src - dst == kAlias (mod 4096).
+	explicit Buffers(size_t len, size_t slen = 0)
 	{
-		size_t total = 2 * len + 3 * 4096 + kAlias;
+		if (slen == 0)
+			slen = len;
+		size_t total = len + slen + 3 * 4096 + kAlias;
 		void *m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED) {
 			perror("mmap");
@@ -97,7 +103,7 @@ struct Buffers {
 		dst = static_cast<char *>(m);
 		src = dst + (len + 4095) / 4096 * 4096 + 4096 + kAlias;
 		memset(dst, 1, total);   // fault every page in before timing
-		for (size_t i = 0; i < len; i++)
+		for (size_t i = 0; i < slen; i++)
 			src[i] = char(i * 7);
 	}
 };
@@ -163,6 +169,39 @@ Work page_end_work(uint64_t seed)
 	return w;
 }
 
+// A destination that is not in the cache: each call of the batch writes
+// its own slot of a pool twice the L3's size, in random order, while the
+// source (64-byte aligned plus 3) stays the same, hot. This is a copy into
+// memory the program has not touched lately (a fresh allocation, a
+// buffer recycled from far away), which the cases above, whose buffers
+// stay in the caches, never show. Slots are seven lines apart beyond their
+// size (no power-of-two stride: their lines spread over the cache's sets;
+// a pass still writes 90% of the pool at 4 KiB), dst at +5 modulo 64 as an
+// allocator's would be.
+Work cold_work(size_t n, size_t pool, uint64_t seed)
+{
+	std::mt19937_64 rng(seed);
+	Work w;
+	size_t stride = (n + 63) / 64 * 64 + 448, slots = pool / stride;
+	for (size_t i = 0; i < slots; i++) {
+		w.size.push_back(uint32_t(n));
+		w.far.push_back(uint32_t(i * stride + 5));
+	}
+	std::shuffle(w.far.begin(), w.far.end(), rng);
+	w.src0.assign(slots, 0);
+	w.smis = 3;
+	return w;
+}
+
+// The pool for cold_work: twice the L3 (glibc's sysconf reads what its
+// loader found), 64 MiB where it says nothing, at most 512 MiB.
+size_t cold_pool()
+{
+	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+	size_t pool = l3 > 0 ? 2 * size_t(l3) : size_t(64) << 20;
+	return std::min(std::max(pool, size_t(64) << 20), size_t(512) << 20);
+}
+
 // One case: its calls, buffers, and the paired rounds' result.
 struct Case {
 	Op op;
@@ -184,7 +223,12 @@ void run(benchmark::State &st, Case *c, int rounds, double budget_ns, bool use_m
 	// The pointers from a volatile: opaque to the compiler, so the calls
 	// stay indirect.
 	auto batch = [&](size_t side) {
-		if (op == op_memset)
+		if (!w->far.empty()) {
+			if (op == op_memset)
+				paired::set_batch(g_set[side], d, size, w->far.data(), calls, w->fill);
+			else
+				paired::copy_batch(g_copy[op][side], d, s, size, w->far.data(), w->src0.data(), calls);
+		} else if (op == op_memset)
 			paired::set_batch(g_set[side], d, size, off, calls, w->fill);
 		else
 			paired::copy_batch(g_copy[op][side], d, s, size, off, w->soff.empty() ? off : w->soff.data(), calls);
@@ -486,6 +530,16 @@ int bench_mem(int argc, char **argv)
 				add(op, "large" + k, al, w, &large);
 			}
 		}
+	// Cold destinations (cold_work): sizes on either side of where the
+	// variants hand over to rep movsb/stosb, whose ranking there can turn
+	// over once dst is out of the cache.
+	static Buffers cold(cold_pool(), 256 << 10);
+	std::vector<size_t> cold_sizes = {4096, 16384, 32768, 256 << 10};
+	if (quick)
+		cold_sizes = {16384};
+	for (Op op : ops)
+		for (size_t n : cold_sizes)
+			add(op, "cold" + std::to_string(n >> 10) + "K", "cold dst", cold_work(n, cold_pool(), 99 + n), &cold);
 	// The committed profiles of real programs (tests/data/profiles,
 	// uarch-prof), replayed next to the synthetic cases: their recorded
 	// sizes and both alignments, drawn with a fixed seed; "recorded" in
