@@ -56,6 +56,7 @@ struct Config {
 	double noise_limit = 0.10;
 	std::string plot, output;
 	bool install = false;
+	bool cold = false;   // --cold: the rep windows timed into destinations out of the cache
 	int blocks = 3, samples = 7;
 	size_t sample_bytes = 2u << 20;   // bytes moved per sample (small sizes: many calls)
 };
@@ -128,19 +129,54 @@ SetFn volatile g_set;
 // zeros only, which the Zen 4 guest streams 3x as fast as other bytes.
 int g_fill_byte = -1;
 
+// --cold: every call's destination is the next slot of a pool twice the
+// L3 (at least 64 MiB), visited in random order, so that no call finds
+// its lines in the cache; the source stays the same, hot. A program that
+// copies into memory it has not touched lately (a fresh allocation, a
+// buffer recycled from far away) sees this, not the reused buffer of the
+// default timings: on the Zen 5 guest (family 0x1a model 2) the vector
+// loop copied 16 KiB in 0.70x rep movsb's time into a reused buffer and
+// in 1.5x it into cold ones (uarch-bench mem's cold rows).
+struct ColdSlots {
+	char *pool = nullptr;
+	size_t len = 0;
+	std::vector<size_t> off;   // this size's slots, shuffled
+	size_t next = 0;
+	void for_size(size_t n)
+	{
+		// Seven lines between slots: no power-of-two stride that would
+		// crowd them into a few cache sets, and a pass over the pool
+		// still writes most of it (at 1 KiB, 70%).
+		size_t stride = (n + 63) / 64 * 64 + 448;
+		off.clear();
+		for (size_t o = 0; o + stride <= len; o += stride)
+			off.push_back(o);
+		std::shuffle(off.begin(), off.end(), std::mt19937_64(n));
+		next = 0;
+	}
+	char *take(char *d)
+	{
+		size_t o = off[next];
+		next = next + 1 == off.size() ? 0 : next + 1;
+		return pool + o + (uintptr_t(d) & 63);   // d's misalignment kept
+	}
+};
+ColdSlots *g_cold = nullptr;
+
 // One sample: ns per call of `calls` calls of op at size n.
 double sample(bool set, char *d, const char *s, size_t n, size_t calls)
 {
 	double t0 = thread_ns();
+	ColdSlots *cs = g_cold;
 	if (set) {
 		SetFn f = g_set;
 		int b = g_fill_byte;
 		for (size_t i = 0; i < calls; i++)
-			f(d, b < 0 ? int(i) : b, n);
+			f(cs ? cs->take(d) : d, b < 0 ? int(i) : b, n);
 	} else {
 		CopyFn f = g_copy;
 		for (size_t i = 0; i < calls; i++)
-			f(d, s, n);
+			f(cs ? cs->take(d) : d, s, n);
 	}
 	return (thread_ns() - t0) / double(calls);
 }
@@ -192,6 +228,8 @@ std::vector<RepRow> measure_rep(const Config &cfg, bool set, void *fn, Buffers &
 	for (uint64_t n : rep_sizes(cfg.quick)) {
 		RepRow r;
 		r.size = n;
+		if (g_cold)
+			g_cold->for_size(n);
 		for (int a = 0; a < align_count; a++) {
 			// Misaligned: dst + 1, src + 3, as uarch-bench mem.
 			char *d = buf.dst + (a == misaligned ? 1 : 0);
@@ -441,8 +479,10 @@ void check_output(const std::string &path, bool make_dirs)
 
 void usage()
 {
-	std::printf("usage: uarch-tune [--quick] [--plot FILE.png] [--output FILE | --install] [--noise-limit PERCENT]\n"
+	std::printf("usage: uarch-tune [--quick] [--cold] [--plot FILE.png] [--output FILE | --install] [--noise-limit PERCENT]\n"
 		    "  measures this machine's crossovers and prints the evidence and the profile\n"
+		    "  --cold           decides the rep windows on copies and fills into memory out of the cache\n"
+		    "                   (for programs whose destinations are fresh allocations, not reused buffers)\n"
 		    "  --install        writes the system profile %s\n"
 		    "  --output FILE    writes the profile to FILE\n"
 		    "  --noise-limit P  refuses to decide above P%% median spread of repeated medians (default 10)\n",
@@ -463,6 +503,7 @@ int main(int argc, char **argv)
 			return argv[++i];
 		};
 		if (a == "--quick") cfg.quick = true;
+		else if (a == "--cold") cfg.cold = true;
 		else if (a == "--install") cfg.install = true;
 		else if (a == "--output") cfg.output = value("--output");
 		else if (a == "--plot") cfg.plot = value("--plot");
@@ -511,13 +552,31 @@ int main(int argc, char **argv)
 		std::snprintf(b, sizeof b, "%x model 0x%x", cpu.family, cpu.model);
 		return std::string(b);
 	}() + ")";
-	std::printf("uarch-tune%s on %s; the policy binds memcpy=%s memset=%s\n", cfg.quick ? " --quick" : "",
+	std::printf("uarch-tune%s%s on %s; the policy binds memcpy=%s memset=%s\n", cfg.quick ? " --quick" : "",
+		    cfg.cold ? " --cold" : "",
 		    title.c_str(), impl_name(bound_copy), impl_name(bound_set));
 	std::printf("times: ns per call, medians of %d blocks x %d samples (thread CPU time); ratio = loop/rep, above 1: rep wins\n",
 		    cfg.blocks, cfg.samples);
 
 	Evidence ev;
 	Buffers buf(nt_sizes(cfg.quick).back());
+	ColdSlots cold;
+	if (cfg.cold) {
+		long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+		cold.len = std::min(std::max(l3 > 0 ? 2 * size_t(l3) : 0, size_t(64) << 20), size_t(1) << 30);
+		void *m = mmap(nullptr, cold.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			die("cannot map " + std::to_string(cold.len >> 20) + " MiB for --cold");
+		cold.pool = static_cast<char *>(m);
+		std::memset(cold.pool, 1, cold.len);
+		g_cold = &cold;
+		// Copies at the memory's pace vary more from call to call: more
+		// of them a sample (Zen 5 guest, --quick: the median spread went
+		// from 8.6-11% at 512 KiB a sample to below 5% at 8 MiB).
+		cfg.sample_bytes = std::max<size_t>(cfg.sample_bytes, 8u << 20);
+		std::printf("--cold: each call's destination out of the cache (a %zu MiB pool, in random order; L3 %s)\n",
+			    cold.len >> 20, l3 > 0 ? tools::size_text(uint64_t(l3)).c_str() : "not reported");
+	}
 	// The full run shows every variant the CPU runs; the decision uses the
 	// variant the policy binds (the profile's thresholds are shared).
 	const Impl variants[] = {Impl::gpr, Impl::baseline, Impl::avx2, Impl::avx512};
@@ -544,6 +603,7 @@ int main(int argc, char **argv)
 		if (is_set) ev.stosb = set;
 	}
 	std::printf("(memmove is the memcpy entry in every x86-64 variant: the memcpy rows are its forward path)\n");
+	g_cold = nullptr;   // the non-temporal sizes fill the caches themselves
 
 	// The threshold is decided on copies (what glibc's rule is about);
 	// fills stream past it only where that beats rep stosb too.
@@ -610,7 +670,8 @@ int main(int argc, char **argv)
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
 			char noise[96];
 			std::snprintf(noise, sizeof noise, "noise %.1f%% (median spread of repeated medians)", p.noise * 100);
-			std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") + " on " + title + ", " +
+			std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") +
+					   std::string(cfg.cold ? " --cold" : "") + " on " + title + ", " +
 					   when + ", " + noise + "\n" + prof + "\n";
 			write_atomically(cfg.output, text, cfg.install);
 			std::printf("written to %s\n", cfg.output.c_str());
