@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 #include "bench.h"
+#include "common/cold_slots.h"
 #include "common/gnuplot.h"
 #include "common/stats.h"
 #include "paired.h"
@@ -169,37 +170,18 @@ Work page_end_work(uint64_t seed)
 	return w;
 }
 
-// A destination that is not in the cache: each call of the batch writes
-// its own slot of a pool twice the L3's size, in random order, while the
-// source (64-byte aligned plus 3) stays the same, hot. This is a copy into
-// memory the program has not touched lately (a fresh allocation, a
-// buffer recycled from far away), which the cases above, whose buffers
-// stay in the caches, never show. Slots are seven lines apart beyond their
-// size (no power-of-two stride: their lines spread over the cache's sets;
-// a pass still writes 90% of the pool at 4 KiB), dst at +5 modulo 64 as an
-// allocator's would be.
+// A cold destination (common/cold_slots.h) from a hot source (64-byte
+// aligned plus 3); dst at +5 modulo 64, as an allocator's would be.
 Work cold_work(size_t n, size_t pool, uint64_t seed)
 {
-	std::mt19937_64 rng(seed);
 	Work w;
-	size_t stride = (n + 63) / 64 * 64 + 448, slots = pool / stride;
-	for (size_t i = 0; i < slots; i++) {
-		w.size.push_back(uint32_t(n));
-		w.far.push_back(uint32_t(i * stride + 5));
-	}
-	std::shuffle(w.far.begin(), w.far.end(), rng);
-	w.src0.assign(slots, 0);
+	w.far = uarch::tools::cold_slots(n, pool, seed);
+	for (uint32_t &o : w.far)
+		o += 5;
+	w.size.assign(w.far.size(), uint32_t(n));
+	w.src0.assign(w.far.size(), 0);
 	w.smis = 3;
 	return w;
-}
-
-// The pool for cold_work: twice the L3 (glibc's sysconf reads what its
-// loader found), 64 MiB where it says nothing, at most 512 MiB.
-size_t cold_pool()
-{
-	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-	size_t pool = l3 > 0 ? 2 * size_t(l3) : size_t(64) << 20;
-	return std::min(std::max(pool, size_t(64) << 20), size_t(512) << 20);
 }
 
 // One case: its calls, buffers, and the paired rounds' result.
@@ -533,13 +515,14 @@ int bench_mem(int argc, char **argv)
 	// Cold destinations (cold_work): sizes on either side of where the
 	// variants hand over to rep movsb/stosb, whose ranking there can turn
 	// over once dst is out of the cache.
-	static Buffers cold(cold_pool(), 256 << 10);
+	const size_t pool = uarch::tools::cold_pool_bytes();
+	static Buffers cold(pool, 256 << 10);
 	std::vector<size_t> cold_sizes = {4096, 16384, 32768, 256 << 10};
 	if (quick)
 		cold_sizes = {16384};
 	for (Op op : ops)
 		for (size_t n : cold_sizes)
-			add(op, "cold" + std::to_string(n >> 10) + "K", "cold dst", cold_work(n, cold_pool(), 99 + n), &cold);
+			add(op, "cold" + std::to_string(n >> 10) + "K", "cold dst", cold_work(n, pool, 99 + n), &cold);
 	// The committed profiles of real programs (tests/data/profiles,
 	// uarch-prof), replayed next to the synthetic cases: their recorded
 	// sizes and both alignments, drawn with a fixed seed; "recorded" in

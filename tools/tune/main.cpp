@@ -26,6 +26,7 @@
 #include <vector>
 #include "generic/prefetch_blocks.h"
 #include "arch/x86_64/mem.h"
+#include "common/cold_slots.h"
 #include "common/gnuplot.h"
 #include "common/size_text.h"
 #include "common/stats.h"
@@ -129,29 +130,16 @@ SetFn volatile g_set;
 // zeros only, which the Zen 4 guest streams 3x as fast as other bytes.
 int g_fill_byte = -1;
 
-// --cold: every call's destination is the next slot of a pool twice the
-// L3 (at least 64 MiB), visited in random order, so that no call finds
-// its lines in the cache; the source stays the same, hot. A program that
-// copies into memory it has not touched lately (a fresh allocation, a
-// buffer recycled from far away) sees this, not the reused buffer of the
-// default timings: on the Zen 5 guest (family 0x1a model 2) the vector
-// loop copied 16 KiB in 0.70x rep movsb's time into a reused buffer and
-// in 1.5x it into cold ones (uarch-bench mem's cold rows).
+// --cold: every call's destination the next slot of a pool out of the
+// cache (common/cold_slots.h); the source stays the same, hot.
 struct ColdSlots {
 	char *pool = nullptr;
 	size_t len = 0;
-	std::vector<size_t> off;   // this size's slots, shuffled
+	std::vector<uint32_t> off;   // this size's slots, in visiting order
 	size_t next = 0;
 	void for_size(size_t n)
 	{
-		// Seven lines between slots: no power-of-two stride that would
-		// crowd them into a few cache sets, and a pass over the pool
-		// still writes most of it (at 1 KiB, 70%).
-		size_t stride = (n + 63) / 64 * 64 + 448;
-		off.clear();
-		for (size_t o = 0; o + stride <= len; o += stride)
-			off.push_back(o);
-		std::shuffle(off.begin(), off.end(), std::mt19937_64(n));
+		off = tools::cold_slots(n, len, n);
 		next = 0;
 	}
 	char *take(char *d)
@@ -563,7 +551,7 @@ int main(int argc, char **argv)
 	ColdSlots cold;
 	if (cfg.cold) {
 		long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-		cold.len = std::min(std::max(l3 > 0 ? 2 * size_t(l3) : 0, size_t(64) << 20), size_t(1) << 30);
+		cold.len = tools::cold_pool_bytes();
 		void *m = mmap(nullptr, cold.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (m == MAP_FAILED)
 			die("cannot map " + std::to_string(cold.len >> 20) + " MiB for --cold");
