@@ -11,10 +11,9 @@ void set_arch_params(const Plan &plan) __attribute__((visibility("hidden")));
 // their first call, through finish_deferred_plan(), which calls
 // set_arch_params again.
 void defer_arch_params() __attribute__((visibility("hidden")));
-// In the binder (state.cpp): probes the caches, re-plans, set_arch_params.
-// Idempotent, lock-free, async-signal-safe: any thread may run it, at once.
-void finish_deferred_plan() __attribute__((visibility("hidden")));
-// x86-64: fn runs once the plan is finished (at once if it already is),
-// from the thread that finished it; it may run more than once.
-void set_late_binder(void (*fn)()) __attribute__((visibility("hidden")));
+// In the binder (state.cpp): probes the caches (CPUID), re-plans,
+// set_arch_params; false, and nothing done, while no state is published.
+// Idempotent, lock-free, async-signal-safe, no system call: any thread may
+// run it, at once.
+bool finish_deferred_plan() __attribute__((visibility("hidden")));
 }

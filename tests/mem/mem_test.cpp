@@ -565,6 +565,7 @@ TEST_P(MemTest, ClosedWindowsStillReachTheLargePath)
 	if (GetParam().impl == Impl::generic || GetParam().impl == Impl::erms)
 		GTEST_SKIP() << GetParam().name << ": no windows (C reference; rep movsb/stosb at every size)";
 	const Variant &v = GetParam();
+	(void)state();   // the plan is finished only from a published state
 	Plan p = host_plan();
 	p.mem.movsb_min = p.mem.movsb_max = 0;
 	p.mem.stosb_min = p.mem.stosb_max = 0;
@@ -607,25 +608,6 @@ TEST(Movsb, DistanceRule)
 	EXPECT_FALSE(ok((int64_t(1) << 32) + 100));   // near modulo 4 GiB
 }
 
-// Streaming stores go only into pages already in memory: a fresh
-// allocation's first touch is left to the cached loop (mem_blocks.h).
-TEST(Streaming, OnlyIntoResidentPages)
-{
-	size_t len = 8 << 20;
-	char *m = static_cast<char *>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-	ASSERT_NE(m, MAP_FAILED);
-	EXPECT_FALSE(uarch::dst_resident(m, len)) << "a fresh mapping counted as resident";
-	for (size_t i = 0; i < len; i += 4096)
-		m[i] = 1;
-	EXPECT_TRUE(uarch::dst_resident(m, len)) << "touched pages counted as absent";
-	EXPECT_TRUE(uarch::dst_resident(m + 1, len - 2));
-	ASSERT_EQ(madvise(m + len / 2, 4096, MADV_DONTNEED), 0);   // the middle page dropped
-	EXPECT_FALSE(uarch::dst_resident(m, len));
-	m[len / 2] = 1;
-	ASSERT_EQ(madvise(m + len - 4096, 4096, MADV_DONTNEED), 0);   // the last page dropped
-	EXPECT_FALSE(uarch::dst_resident(m, len));
-	munmap(m, len);
-}
 #endif
 
 INSTANTIATE_TEST_SUITE_P(Variants, MemTest, testing::ValuesIn(all_variants()),

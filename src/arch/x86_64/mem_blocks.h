@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "arch/x86_64/mem.h"
-#include "sys/sys.h"
 
 #define UARCH_INLINE inline __attribute__((always_inline))
 
@@ -207,36 +206,6 @@ UARCH_INLINE bool movsb_distance_ok(const char *d, const char *s)
 	return dist >= 8192 && (ahead & 4095) - 1 >= 63;   // not in [1, 63] mod 4 KiB
 }
 
-// Whether dst's pages are in memory already: its first, middle and last
-// page, from /proc/self/pagemap's present bit (open, three reads, close:
-// a few microseconds against the milliseconds of a copy this large).
-// Streaming stores into pages that the kernel has only just zeroed (a fresh
-// allocation's first touch) find every line in the cache, dirty, and pay
-// its write-back besides their own: on the Sapphire Rapids-class guest a
-// 32 MiB copy into a fresh mapping took 20 ms streamed and 11-12 ms cached
-// (2.5 against 4.5 ms into touched pages). Not mincore: systemd's
-// @system-service filter, a common hardening, has no mincore and kills
-// the process on it; not a timed store: in a guest a page walk for a
-// resident page (p99 3100 TSC ticks here) and a fault (from 4100) are
-// too close, and on bare metal the gap lies elsewhere. No /proc, or a
-// refused read: not resident (the cached loop, never wrong).
-UARCH_INLINE bool dst_resident(const char *d, size_t n)
-{
-	long fd = sys::open_read("/proc/self/pagemap");
-	if (fd < 0)
-		return false;
-	const size_t at[3] = {0, n / 2, n - 1};
-	bool all = true;
-	for (size_t k : at) {
-		uint64_t entry = 0;
-		long off = long((uintptr_t(d + k) >> 12) * sizeof entry);
-		all = all && sys::call6(sys::nr_pread64, fd, long(&entry), sizeof entry, off) == long(sizeof entry) &&
-		      (entry >> 63);   // bit 63: present in RAM
-	}
-	sys::close(fd);
-	return all;
-}
-
 // ---- loops -----------------------------------------------------------------
 
 // Forward copy, n > 4 * V::size. Correct for disjoint buffers and for
@@ -336,39 +305,9 @@ UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
 // allowed; non-temporal stores for big non-overlapping copies; otherwise
 // the vector loops. Shared by memcpy (which tolerates overlap). Returns d,
 // so that the entry reaches it by a tail jump with no frame of its own.
-// Past the non-temporal threshold, disjoint: streaming stores where dst is
-// resident, the cached loop where it is not. Out of line and reached by a
-// tail jump: its system calls would otherwise give move_large a frame
-// (saved registers, a realigned stack) on every call.
 template <class V>
-__attribute__((noinline)) void *move_streaming(char *d, const char *s, size_t n)
+UARCH_INLINE void *move_large_body(char *d, const char *s, size_t n, const MemParams &p)
 {
-	if (dst_resident(d, n))
-		copy_fwd_loop<V, true>(d, s, n);
-	else
-		copy_fwd_loop<V, false>(d, s, n);
-	return d;
-}
-
-template <class V>
-void *move_large(char *d, const char *s, size_t n, const MemParams &p);
-
-// The first copy of caches_matter_from bytes or more: the thresholds are completed
-// (finish_mem_params), then it runs as any other. Out of line, so that
-// move_large itself needs no frame for the call (with one, gcc aligned the
-// stack to 64 bytes and saved three registers on every large copy).
-template <class V>
-__attribute__((noinline, cold)) void *move_large_first(char *d, const char *s, size_t n)
-{
-	finish_mem_params();
-	return move_large<V>(d, s, n, mem_params);
-}
-
-template <class V>
-__attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
-{
-	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
-		return move_large_first<V>(d, s, n);
 	uintptr_t ahead = uintptr_t(d) - uintptr_t(s);
 	if (ahead < n) {                // d > s, overlapping: backward, never rep movsb
 		if (ahead)
@@ -387,10 +326,32 @@ __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, con
 		rep_movsb(d + skew, s + skew, n - skew);
 		return d;
 	}
+	// Past the non-temporal threshold, disjoint: streaming stores, decided
+	// by size alone (no look at dst's pages: that would take a system call).
 	if (__builtin_expect(n >= p.nt_min && uintptr_t(s) - uintptr_t(d) >= n, 0))
-		return move_streaming<V>(d, s, n);
-	copy_fwd_loop<V, false>(d, s, n);
+		copy_fwd_loop<V, true>(d, s, n);
+	else
+		copy_fwd_loop<V, false>(d, s, n);
 	return d;
+}
+
+// The first copy of caches_matter_from bytes or more: the thresholds are
+// completed (finish_mem_params), then it runs as any other. Out of line, so
+// that move_large itself needs no frame for the call (with one, gcc aligned
+// the stack to 64 bytes and saved three registers on every large copy).
+template <class V>
+__attribute__((noinline, cold)) void *move_large_first(char *d, const char *s, size_t n)
+{
+	finish_mem_params();
+	return move_large_body<V>(d, s, n, mem_params);
+}
+
+template <class V>
+__attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
+{
+	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
+		return move_large_first<V>(d, s, n);
+	return move_large_body<V>(d, s, n, p);
 }
 
 // Aligned 4-vector groups from the last aligned address at or below from,
@@ -435,21 +396,8 @@ UARCH_INLINE void set_fwd_loop(char *d, typename V::T v, size_t n)
 // memset for n > 4 * V::size. Takes the byte, not a vector: a noinline
 // function that receives a ymm/zmm argument is compiled with neither the
 // caller nor the callee owning the vzeroupper (gcc 12 emitted none, and
-// memset returned with dirty upper state from here).
-template <class V>
-__attribute__((noinline)) void *set_streaming(char *d, uint8_t c, size_t n)   // as move_streaming
-{
-	typename V::T v = V::splat(splat8(c));
-	if (dst_resident(d, n))
-		set_fwd_loop<V, true>(d, v, n);
-	else
-		set_fwd_loop<V>(d, v, n);
-	return d;
-}
-
-template <class V>
-void *set_large(char *d, uint8_t c, size_t n, const MemParams &p);
-
+// memset returned with dirty upper state from there).
+//
 // Where a fill of byte c starts streaming: zeros and other bytes have their
 // own thresholds (plan.h).
 UARCH_INLINE uint64_t nt_fill_from(const MemParams &p, uint8_t c)
@@ -458,17 +406,8 @@ UARCH_INLINE uint64_t nt_fill_from(const MemParams &p, uint8_t c)
 }
 
 template <class V>
-__attribute__((noinline, cold)) void *set_large_first(char *d, uint8_t c, size_t n)
+UARCH_INLINE void *set_large_body(char *d, uint8_t c, size_t n, const MemParams &p)
 {
-	finish_mem_params();   // as move_large_first
-	return set_large<V>(d, c, n, mem_params);
-}
-
-template <class V>
-__attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
-{
-	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
-		return set_large_first<V>(d, c, n);
 	constexpr size_t w = V::size;
 	typename V::T v = V::splat(splat8(c));
 	if (__builtin_expect(n >= p.stosb_min && n < p.stosb_max && n > 64, 0)) {   // as in move_large
@@ -479,11 +418,28 @@ __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const Me
 		return d;
 	}
 	// Past the byte's non-temporal threshold and outside the rep stosb
-	// window (which the policy ends there where streaming fills win).
+	// window (which the policy ends there where streaming fills win):
+	// decided by size alone.
 	if (__builtin_expect(n >= nt_fill_from(p, c), 0))
-		return set_streaming<V>(d, c, n);
-	set_fwd_loop<V>(d, v, n);
+		set_fwd_loop<V, true>(d, v, n);
+	else
+		set_fwd_loop<V>(d, v, n);
 	return d;
+}
+
+template <class V>
+__attribute__((noinline, cold)) void *set_large_first(char *d, uint8_t c, size_t n)
+{
+	finish_mem_params();   // as move_large_first
+	return set_large_body<V>(d, c, n, mem_params);
+}
+
+template <class V>
+__attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
+{
+	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
+		return set_large_first<V>(d, c, n);
+	return set_large_body<V>(d, c, n, p);
 }
 
 } // namespace

@@ -65,24 +65,12 @@ void defer_arch_params()
 	__atomic_store_n(&mem_params_pending, 1, __ATOMIC_RELEASE);
 }
 
-// Sequentially consistent, both sides: whichever of finish_mem_params and
-// set_late_binder comes second sees the other's store, so the binder runs
-// at least once (and the binder itself acts once).
-static void (*g_late_binder)() UARCH_LOAD_DATA;
-
+// Cleared only once the plan is finished: while no state is published
+// (a copy that races the load-time build) the windows of binding serve.
 void finish_mem_params()
 {
-	finish_deferred_plan();
-	__atomic_store_n(&mem_params_pending, 0, __ATOMIC_SEQ_CST);
-	if (void (*fn)() = __atomic_load_n(&g_late_binder, __ATOMIC_SEQ_CST))
-		fn();
-}
-
-void set_late_binder(void (*fn)())
-{
-	__atomic_store_n(&g_late_binder, fn, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&mem_params_pending, __ATOMIC_SEQ_CST))
-		fn();
+	if (finish_deferred_plan())
+		__atomic_store_n(&mem_params_pending, 0, __ATOMIC_RELEASE);
 }
 
 } // namespace uarch
