@@ -25,6 +25,21 @@ void *bound_memset(void *d, int c, size_t n) { return __atomic_load_n(&uarch_mem
 #endif
 } // namespace uarch
 
+namespace {
+// The idle policy of the published state, or of one built now.
+inline uarch::IdlePolicy idle_policy()
+{
+	const uarch::State *s = uarch::state_published();
+	return s ? s->plan.idle : uarch::plan_now().idle;
+}
+
+// Everything that needs a system call happens here, at load: the CPU, the
+// environment, the system profile, the affinity. The ifunc resolvers of a
+// library bound at load (or of a static program) came first and built it
+// already; then this is a load.
+__attribute__((constructor)) void build_state_at_load() { uarch::state_build(); }
+} // namespace
+
 extern "C" {
 
 // The inline forms in uarch.h, as functions for FFI and dlsym callers.
@@ -47,7 +62,7 @@ void uarch_prefetch(const void *p) { __builtin_prefetch(p); }
 
 int uarch_idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns)
 {
-	return uarch::idle_wait(addr, expected, timeout_ns, uarch::state().plan.idle);
+	return uarch::idle_wait(addr, expected, timeout_ns, idle_policy());
 }
 
 int uarch_idle_wake(uint32_t *addr, int count)
@@ -59,7 +74,7 @@ int uarch_idle_wake(uint32_t *addr, int count)
 // object and a futex keyed by the page (not by the process).
 int uarch_idle_wait_shared(uarch_idle_word *w, uint32_t expected, int64_t timeout_ns)
 {
-	return uarch::idle_wait_shared(w, expected, timeout_ns, uarch::state().plan.idle);
+	return uarch::idle_wait_shared(w, expected, timeout_ns, idle_policy());
 }
 
 int uarch_idle_wake_shared(uarch_idle_word *w, int count)
@@ -78,11 +93,24 @@ const char *uarch_impl(const char *op)
 {
 	if (!op)
 		return nullptr;
-	const uarch::State &s = uarch::state();
-	for (uint32_t i = 0; i < uarch::op_count; i++)
-		if (same(op, uarch::op_name(i)))
-			return i == uarch::op_idle_wait ? s.idle_name : uarch::impl_name(s.plan.impl[i]);
-	return nullptr;
+	uint32_t i = 0;
+	while (i < uarch::op_count && !same(op, uarch::op_name(i)))
+		i++;
+	if (i == uarch::op_count)
+		return nullptr;
+	if (const uarch::State *s = uarch::state_published())
+		return i == uarch::op_idle_wait ? s->idle_name : uarch::impl_name(s->plan.impl[i]);
+	// Racing the load-time build: the plan computed here. Every context
+	// writes the same name, byte by byte.
+	const uarch::Plan p = uarch::plan_now();
+	if (i != uarch::op_idle_wait)
+		return uarch::impl_name(p.impl[i]);
+	static char name[sizeof uarch::State::idle_name];
+	char local[sizeof name];
+	uarch::compose_idle_name(p.idle, local);
+	for (size_t k = 0; k < sizeof name; k++)
+		__atomic_store_n(&name[k], local[k], __ATOMIC_RELAXED);
+	return name;
 }
 
 const char *uarch_op(unsigned i)

@@ -21,8 +21,8 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 	typedef ret(*name##_fn) params;                                                    \
 	__attribute__((visibility("hidden"))) name##_fn name##_resolver(UARCH_RESOLVER_PARAMS) \
 	{                                                                                  \
-		const uarch::State &st_ = uarch::state(UARCH_RESOLVER_HWCAP);                \
-		return reinterpret_cast<name##_fn>(uarch::impl_fn(op, st_.plan.impl[op]));    \
+		const uarch::Plan p_ = uarch::plan_now(UARCH_RESOLVER_HWCAP, false);          \
+		return reinterpret_cast<name##_fn>(uarch::impl_fn(op, p_.impl[op]));          \
 	}                                                                                  \
 	__attribute__((visibility("default"))) ret name params __attribute__((ifunc(#name "_resolver")));                          \
 	}
@@ -31,14 +31,12 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 #define UARCH_RESOLVER_HWCAP hwcap, ((hwcap & (1ull << 62)) && arg) ? arg[2] : 0
 #else
 #define UARCH_RESOLVER_PARAMS void
-#define UARCH_RESOLVER_HWCAP
+#define UARCH_RESOLVER_HWCAP 0, 0
 #endif
 #else
-// Bound at the first call, not at load: a process that never calls an op
-// pays nothing for it (CPUID is a VM exit in a guest). A first call that
-// finds the state being built elsewhere (another thread, or the code a
-// signal handler interrupted) runs the op's portable variant once instead
-// of waiting; an op without one (prefetchw) waits.
+// Bound at the first call, from the state built at load (a constructor in
+// bind.cpp): a first call makes no system call, and never waits; one that
+// races the load-time build computes the plan itself (plan_now).
 #define UARCH_BIND(name, op, ret, params, args)                                          \
 	namespace {                                                                        \
 	typedef ret(*name##_fn) params;                                                    \
@@ -46,13 +44,10 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 	name##_fn name##_ptr = name##_first;                                               \
 	ret name##_first params                                                            \
 	{                                                                                  \
-		const uarch::State *st_ = uarch::state_try();                              \
-		void *f_ = st_ ? nullptr : uarch::impl_fn(op, uarch::Impl::generic);       \
-		if (!f_) {                                                                 \
-			const uarch::State &s_ = st_ ? *st_ : uarch::state();              \
-			f_ = uarch::impl_fn(op, s_.plan.impl[op]);                         \
-			__atomic_store_n(&name##_ptr, reinterpret_cast<name##_fn>(f_), __ATOMIC_RELEASE); \
-		}                                                                          \
+		const uarch::State *st_ = uarch::state_published();                        \
+		const uarch::Impl i_ = st_ ? st_->plan.impl[op] : uarch::plan_now().impl[op]; \
+		void *f_ = uarch::impl_fn(op, i_);                                         \
+		__atomic_store_n(&name##_ptr, reinterpret_cast<name##_fn>(f_), __ATOMIC_RELEASE); \
 		return reinterpret_cast<name##_fn>(f_) args;                               \
 	}                                                                                  \
 	}                                                                                  \

@@ -1,7 +1,8 @@
-// Builds the process's State once. Runs inside ifunc resolvers, possibly
-// before this object's relocations are applied and before TLS exists
-// (static binaries): raw system calls, hidden statics, no libc, no pointer
-// tables, no stack protector (see meson.build).
+// Builds the process's State, at load, and publishes it once. Runs inside
+// ifunc resolvers, possibly before this object's relocations are applied
+// and before TLS exists (static binaries): raw system calls, hidden
+// statics, no libc, no pointer tables, no stack protector (see
+// meson.build). Nothing here waits for another context (state.h).
 #include "dispatch/state.h"
 #include "sys/sys.h"
 #include "sys/load_data.h"
@@ -28,9 +29,22 @@ static auxval_fn auxval()
 	return f;
 }
 
-static State g_state UARCH_LOAD_DATA;
-static char g_env[Tunables::max_input + 1];
-static int g_ready UARCH_LOAD_DATA;   // 0: not built, 1: building, 2: built
+// Where a state is built: the state and the buffers its tunables point
+// into. Several, so that nobody waits: each context that finds no state
+// published claims a slot, builds into it and publishes it unless another
+// did first (every build computes the same plan: the policy is pure).
+struct Scratch {
+	State state;
+	char env[Tunables::max_input + 1];
+	ProfileBuffers profile;
+};
+constexpr unsigned nslots = 4;
+static Scratch g_slots[nslots];
+// 0: free; otherwise the process id of the context that claimed it. A
+// slot claimed in another process (a fork while a thread built) is free
+// again in this one.
+static long g_claimed[nslots] UARCH_LOAD_DATA;
+static const State *g_published UARCH_LOAD_DATA;
 
 namespace {
 
@@ -90,7 +104,7 @@ Aux read_auxv(bool after_startup)
 // says nothing of that start. Only after start-up (see read_auxv): the
 // first /proc open of a process costs 11-15 us on the Sapphire Rapids-class
 // guest.
-long tunables_from_initial_env()
+long tunables_from_initial_env(char *g_env)
 {
 	const auxval_fn get = auxval();
 	if (!&__libc_stack_end || !__libc_stack_end || !get)
@@ -149,12 +163,12 @@ long tunables_from_initial_env()
 	return -1;
 }
 
-long read_tunables_env(bool *readable, bool after_startup)
+long read_tunables_env(char *g_env, bool *readable, bool after_startup)
 {
 	const char *name = tunables_var;
 	constexpr size_t name_len = sizeof tunables_var - 1;
 	if (after_startup) {
-		long n = tunables_from_initial_env();
+		long n = tunables_from_initial_env(g_env);
 		if (n != -2) {
 			*readable = true;
 			return n;
@@ -212,9 +226,10 @@ uint32_t cpus_allowed()
 	return count;
 }
 
-void build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
+void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 {
-	State &s = g_state;
+	State &s = into.state;
+	char *const g_env = into.env;
 	Aux aux = read_auxv(after_startup);
 	if (aux.readable) {
 		hwcap = aux.hwcap;
@@ -243,7 +258,7 @@ void build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 	long envlen = -1;
 	s.env_readable = false;
 	if (!s.secure)
-		envlen = read_tunables_env(&s.env_readable, after_startup);
+		envlen = read_tunables_env(g_env, &s.env_readable, after_startup);
 	// Pass one byte more than kept when the value was longer than the
 	// buffer, so the parser sees and reports the truncation.
 	const char *input = nullptr;
@@ -257,78 +272,110 @@ void build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 		input = g_env;
 	}
 	// The system profile goes first: each environment entry overrides it.
-	prepend_profile(profile_path, s.secure, &input, &len, &s.profile);
+	prepend_profile(profile_path, s.secure, &into.profile, &input, &len, &s.profile);
 	parse_tunables(input, len, &s.tunables);
 	select_plan(s.cpu, s.tunables, &s.plan);
 
-	// "spin+umwait+futex"
-	size_t k = 0;
-	for (uint32_t i = 0; i < s.plan.idle.nstages; i++) {
-		const char *n = stage_name(s.plan.idle.stages[i]);
-		if (i && k < sizeof s.idle_name - 1)
-			s.idle_name[k++] = '+';
-		while (*n && k < sizeof s.idle_name - 1)
-			s.idle_name[k++] = *n++;
-	}
-	s.idle_name[k] = 0;
-
-	set_arch_params(s.plan);
-#if defined(__x86_64__)
-	defer_arch_params();
-#endif
+	compose_idle_name(s.plan.idle, s.idle_name);
 }
 
 } // namespace
+
+void compose_idle_name(const IdlePolicy &p, char *out)
+{
+	constexpr size_t cap = sizeof State::idle_name;
+	size_t k = 0;
+	for (uint32_t i = 0; i < p.nstages; i++) {
+		const char *n = stage_name(p.stages[i]);
+		if (i && k < cap - 1)
+			out[k++] = '+';
+		while (*n && k < cap - 1)
+			out[k++] = *n++;
+	}
+	out[k] = 0;
+}
 
 // The plan again with the caches known; only its thresholds are used (the
 // variants were bound from the same CPU and tunables, and the policy picks
 // them without the caches: deferral_test checks that on every CPUID dump).
 // Every caller computes the same values, so racing threads and a signal
-// handler that interrupts one are harmless: no lock, no allocation.
-void finish_deferred_plan()
+// handler that interrupts one are harmless: no lock, no allocation, no
+// system call (CPUID only). False, and nothing done, before a state is
+// published.
+bool finish_deferred_plan()
 {
 #if defined(__x86_64__)
-	const State &s = state();
-	Cpu cpu = s.cpu;
+	const State *s = state_published();
+	if (!s)
+		return false;
+	Cpu cpu = s->cpu;
 	probe_host_caches(&cpu, true);
 	Plan plan;
-	select_plan(cpu, s.tunables, &plan);
+	select_plan(cpu, s->tunables, &plan);
 	set_arch_params(plan);
 #endif
+	return true;
 }
 
 const char *library_binding() { return UARCH_IFUNC ? "ifunc" : "pointer"; }
 
-namespace {
+const State *state_published() { return __atomic_load_n(&g_published, __ATOMIC_ACQUIRE); }
 
-const State *try_build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
+const State *state_build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 {
-	if (__atomic_load_n(&g_ready, __ATOMIC_ACQUIRE) == 2)
-		return &g_state;
-	int expected = 0;
-	if (!__atomic_compare_exchange_n(&g_ready, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return expected == 2 ? &g_state : nullptr;
-	build(hwcap, hwcap2, after_startup);
-	__atomic_store_n(&g_ready, 2, __ATOMIC_RELEASE);
-	return &g_state;
+	if (const State *s = state_published())
+		return s;
+	const long pid = sys::call6(sys::nr_getpid);
+	for (unsigned i = 0; i < nslots; i++) {
+		long owner = __atomic_load_n(&g_claimed[i], __ATOMIC_ACQUIRE);
+		if (owner == pid ||
+		    !__atomic_compare_exchange_n(&g_claimed[i], &owner, pid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;   // being built in this process, or just claimed by another context
+		build(g_slots[i], hwcap, hwcap2, after_startup);
+		const State *expected = nullptr;
+		if (__atomic_compare_exchange_n(&g_published, &expected, &g_slots[i].state, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			// The first published state hands the variants their thresholds.
+			set_arch_params(g_slots[i].state.plan);
+#if defined(__x86_64__)
+			defer_arch_params();
+#endif
+			return &g_slots[i].state;
+		}
+		return expected;   // the same plan, published first by another context
+	}
+	return nullptr;
 }
 
-} // namespace
-
-const State *state_try(uint64_t hwcap, uint64_t hwcap2)
+// Every slot is being built by a live context of this process: build once
+// more on this stack rather than wait for one of them. Out of line, so that
+// only this rare path takes the stack it needs.
+__attribute__((noinline)) static Plan plan_on_stack(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 {
-	return try_build(hwcap, hwcap2, true);
+	static_assert(sizeof(Scratch) < 40 * 1024, "the stack copy must stay small");
+	Scratch local;
+	build(local, hwcap, hwcap2, after_startup);
+	return local.state.plan;
 }
 
-const State &state(uint64_t hwcap, uint64_t hwcap2)
+Plan plan_now(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 {
-	const State *s;
-	// Another thread builds it (function-pointer binding only; ifunc
-	// resolvers run one at a time). Resolvers may run before the C library
-	// is relocated: no getauxval here.
-	while (!(s = try_build(hwcap, hwcap2, false)))
-		__asm__ volatile("" ::: "memory");
-	return *s;
+	if (const State *s = state_build(hwcap, hwcap2, after_startup))
+		return s->plan;
+	return plan_on_stack(hwcap, hwcap2, after_startup);
+}
+
+const State &state()
+{
+	const State *s = state_build();
+	return s ? *s : g_slots[0].state;
+}
+
+void state_forget_for_test(unsigned claimed_elsewhere)
+{
+	__atomic_store_n(&g_published, nullptr, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < nslots; i++)
+		__atomic_store_n(&g_claimed[i], i < claimed_elsewhere ? sys::call6(sys::nr_getpid) : 0, __ATOMIC_RELEASE);
 }
 
 } // namespace uarch

@@ -20,16 +20,30 @@ struct State {
 	char idle_name[48];      // "spin+umwait+futex"
 };
 
-// hwcap/hwcap2: what the loader handed the resolver (arm64); 0 elsewhere.
-// Builds the state on the first call; a caller that finds another thread
-// (or the code a signal handler interrupted) building it waits.
-const State &state(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
-// The same, but never waits: nullptr while another context builds it (the
-// caller then takes a variant that needs no state). For the bindings made
-// at the first call, which a signal handler may make, and the preload
-// library's at load: both after the C library is relocated (never from
-// libuarch.so's resolvers).
-const State *state_try(uint64_t hwcap = 0, uint64_t hwcap2 = 0) __attribute__((visibility("hidden")));
+// The state is built at load (a constructor, ifunc resolvers, the preload
+// library's load-time resolver) and published once; from then on every
+// call below is a load. Nothing here waits for another thread: a context
+// that finds no state published builds one itself (system calls: the
+// environment, the profile, the affinity), and publishes it unless another
+// context did first. hwcap/hwcap2: what an arm64 resolver was handed.
+// after_startup: the C library is relocated (not libuarch.so's resolvers).
+#define UARCH_HIDDEN __attribute__((visibility("hidden")))
+// The published state, or nullptr: a load, never a system call.
+const State *state_published() UARCH_HIDDEN;
+// The published state, building and publishing it first where there is
+// none; nullptr only while every build slot is claimed by a live context.
+const State *state_build(uint64_t hwcap = 0, uint64_t hwcap2 = 0, bool after_startup = true) UARCH_HIDDEN;
+// The plan of the published state, or of one built here (on this stack
+// where every slot is claimed): what a resolver may return for good.
+Plan plan_now(uint64_t hwcap = 0, uint64_t hwcap2 = 0, bool after_startup = true) UARCH_HIDDEN;
+// For tools and tests, which never race a build: the built state.
+const State &state() UARCH_HIDDEN;
+// Tests only: as if nothing were published and the first claimed slots
+// were being built by other contexts of this process.
+void state_forget_for_test(unsigned claimed_elsewhere) UARCH_HIDDEN;
+// "spin+umwait+futex" for an idle policy, into out (48 bytes).
+void compose_idle_name(const IdlePolicy &p, char *out) UARCH_HIDDEN;
+#undef UARCH_HIDDEN
 
 // The function for a variant of an op on this architecture, or nullptr.
 void *impl_fn(Op op, Impl impl) __attribute__((visibility("hidden")));

@@ -6,9 +6,9 @@
 
 namespace uarch {
 
-static const char status_texts[7][48] = {
+static const char status_texts[7][64] = {
 	"absent", "applied", "unreadable", "a symbolic link: refused", "not a regular file: refused",
-	"larger than 4096 bytes: ignored", "not root-owned or writable by others: refused",
+	"larger than 4096 bytes: ignored", "writable by others, or not root's nor this user's: refused",
 };
 
 const char *profile_status_text(ProfileStatus s) { return status_texts[uint32_t(s) < 7 ? uint32_t(s) : 0]; }
@@ -25,9 +25,6 @@ constexpr uint32_t off_mode = 16, off_uid = 24, off_size = 48;   // asm-generic 
 constexpr long o_nonblock = 04000;   // a FIFO put there must not hang the loader
 constexpr long eloop = 40, enoent = 2, enotdir = 20;
 constexpr uint32_t s_ifmt = 0170000, s_ifreg = 0100000;
-
-char g_profile[profile_max_bytes + 2];
-char g_joined[Tunables::max_input + 2];
 
 uint32_t load32(const unsigned char *p, uint32_t off)
 {
@@ -65,11 +62,11 @@ uint32_t normalise(char *b, uint32_t n)
 
 } // namespace
 
-bool profile_trusted(uint32_t uid, uint32_t mode, bool secure)
+bool profile_trusted(uint32_t uid, uint32_t mode, bool secure, uint32_t own_uid)
 {
-	if ((mode & s_ifmt) != s_ifreg)
+	if ((mode & s_ifmt) != s_ifreg || (mode & 022))
 		return false;
-	return !secure || (uid == 0 && (mode & 022) == 0);
+	return uid == 0 || (!secure && uid == own_uid);
 }
 
 uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *st)
@@ -91,7 +88,8 @@ uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *s
 		*st = ProfileStatus::unreadable;
 	} else if ((load32(sb, off_mode) & s_ifmt) != s_ifreg) {
 		*st = ProfileStatus::not_regular;
-	} else if (!profile_trusted(load32(sb, off_uid), load32(sb, off_mode), secure)) {
+	} else if (!profile_trusted(load32(sb, off_uid), load32(sb, off_mode), secure,
+				    uint32_t(sys::call6(sys::nr_geteuid)))) {
 		*st = ProfileStatus::untrusted;
 	} else if (load32(sb, off_size) > profile_max_bytes || load32(sb, off_size + 4) != 0) {
 		*st = ProfileStatus::too_large;
@@ -119,8 +117,10 @@ uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *s
 	return normalise(buf, n);
 }
 
-void prepend_profile(const char *path, bool secure, const char **input, size_t *len, ProfileInfo *info)
+void prepend_profile(const char *path, bool secure, ProfileBuffers *b, const char **input, size_t *len,
+		     ProfileInfo *info)
 {
+	char *const g_profile = b->profile, *const g_joined = b->joined;
 	info->length = 0;
 	uint32_t plen = read_profile(path, secure, g_profile, &info->status);
 	if (plen == 0)

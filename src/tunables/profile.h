@@ -6,15 +6,18 @@
 // and a '#' starts a comment that runs to the end of its line.
 //
 // Rules: the last path component must not be a symlink (O_NOFOLLOW) and the
-// file must be a regular file of at most max_bytes. Under AT_SECURE it is
-// honoured only when owned by root and writable by nobody else (fstat of
-// the opened file, so nothing can swap it between check and read). The
+// file must be a regular file of at most max_bytes, writable by its owner
+// alone, and owned by root or, outside AT_SECURE, by the process's
+// effective user (a profile a user installed under a prefix of their own).
+// Anyone else who can write it would set every reader's tunables. fstat of
+// the opened file, so nothing can swap it between check and read. The
 // environment's entries follow the profile's, so each of them overrides
 // the profile's entry for the same key; under AT_SECURE the environment is
 // not read at all.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "tunables/tunables.h"
 
 namespace uarch {
 
@@ -29,7 +32,7 @@ enum class ProfileStatus : uint8_t {
 	symlink,       // the path is a symbolic link
 	not_regular,   // a directory, FIFO, device...
 	too_large,     // more than max_bytes
-	untrusted,     // AT_SECURE and not root-owned, or group/world-writable
+	untrusted,     // group/world-writable, or owned by neither root nor the process's user
 };
 const char *profile_status_text(ProfileStatus s);
 
@@ -40,17 +43,25 @@ struct ProfileInfo {
 
 constexpr uint32_t profile_max_bytes = 4096;
 
-// The trust rule, apart so tests can feed it any owner and mode.
-bool profile_trusted(uint32_t uid, uint32_t mode, bool secure);
+// The trust rule, apart so tests can feed it any owner and mode. own_uid:
+// the process's effective user.
+bool profile_trusted(uint32_t uid, uint32_t mode, bool secure, uint32_t own_uid);
 
 // Reads and normalises the profile at path into buf (at least
 // profile_max_bytes + 1 bytes); returns its length, 0 unless *st is applied.
 uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *st);
 
+struct ProfileBuffers {
+	char profile[profile_max_bytes + 2];
+	char joined[Tunables::max_input + 2];
+};
+
 // Puts the profile read from path before the environment's value
 // (*input, *len) in a buffer of its own and points *input there. The
 // result keeps the environment's truncation visible to the parser.
-// info->length: how much of the result is the profile's.
-void prepend_profile(const char *path, bool secure, const char **input, size_t *len, ProfileInfo *info);
+// info->length: how much of the result is the profile's. b: where the
+// profile and the joined input are kept (as long as the parsed tunables).
+void prepend_profile(const char *path, bool secure, ProfileBuffers *b, const char **input, size_t *len,
+		     ProfileInfo *info);
 
 } // namespace uarch

@@ -48,13 +48,17 @@ protected:
 TEST(ProfileRule, OwnerAndMode)
 {
 	const uint32_t reg = 0100000;
-	EXPECT_TRUE(profile_trusted(0, reg | 0644, true));
-	EXPECT_TRUE(profile_trusted(0, reg | 0600, true));
-	EXPECT_FALSE(profile_trusted(0, reg | 0664, true));    // group-writable
-	EXPECT_FALSE(profile_trusted(0, reg | 0646, true));    // world-writable
-	EXPECT_FALSE(profile_trusted(1000, reg | 0644, true)); // not root's
-	EXPECT_TRUE(profile_trusted(1000, reg | 0666, false)); // an ordinary process takes any
-	EXPECT_FALSE(profile_trusted(0, 0040000 | 0755, false)); // a directory
+	for (bool secure : {false, true}) {
+		EXPECT_TRUE(profile_trusted(0, reg | 0644, secure, 1000));
+		EXPECT_TRUE(profile_trusted(0, reg | 0600, secure, 1000));
+		EXPECT_FALSE(profile_trusted(0, reg | 0664, secure, 1000));    // group-writable
+		EXPECT_FALSE(profile_trusted(0, reg | 0646, secure, 1000));    // world-writable
+		EXPECT_FALSE(profile_trusted(1000, reg | 0666, secure, 1000)); // the user's, but writable by all
+		EXPECT_FALSE(profile_trusted(1001, reg | 0644, secure, 1000)); // another user's
+		EXPECT_FALSE(profile_trusted(0, 0040000 | 0755, secure, 0));   // a directory
+	}
+	EXPECT_TRUE(profile_trusted(1000, reg | 0644, false, 1000));   // the process's own user
+	EXPECT_FALSE(profile_trusted(1000, reg | 0644, true, 1000));   // not under AT_SECURE
 }
 
 TEST_F(Profile, FormatCommentsAndLines)
@@ -96,15 +100,18 @@ TEST_F(Profile, MissingSymlinkDirectoryFifoHuge)
 	EXPECT_EQ(st, ProfileStatus::applied);
 }
 
-TEST_F(Profile, SecureNeedsRootAndNoOtherWriter)
+TEST_F(Profile, NoOtherWriterInAnyProcess)
 {
 	ProfileStatus st;
 	std::string ok = file("ok", "memcpy=avx2\n", 0644);
-	EXPECT_EQ(read(file("g", "memcpy=avx2\n", 0664), true, &st), "");
-	EXPECT_EQ(st, ProfileStatus::untrusted);
-	EXPECT_EQ(read(file("w", "memcpy=avx2\n", 0646), true, &st), "");
-	EXPECT_EQ(st, ProfileStatus::untrusted);
-	EXPECT_EQ(read(file("w2", "memcpy=avx2\n", 0666), false, &st), "memcpy=avx2");
+	for (bool secure : {false, true}) {
+		EXPECT_EQ(read(file("g", "memcpy=avx2\n", 0664), secure, &st), "");
+		EXPECT_EQ(st, ProfileStatus::untrusted);
+		EXPECT_EQ(read(file("w", "memcpy=avx2\n", 0646), secure, &st), "");
+		EXPECT_EQ(st, ProfileStatus::untrusted);
+	}
+	// The process's own file (root's here when run as root): taken outside AT_SECURE.
+	EXPECT_EQ(read(ok, false, &st), "memcpy=avx2");
 	EXPECT_EQ(st, ProfileStatus::applied);
 	if (geteuid() != 0) {
 		// Our own file is not root's.
@@ -115,9 +122,10 @@ TEST_F(Profile, SecureNeedsRootAndNoOtherWriter)
 	EXPECT_EQ(read(ok, true, &st), "memcpy=avx2");
 	EXPECT_EQ(st, ProfileStatus::applied);
 	ASSERT_EQ(chown(ok.c_str(), 65534, 65534), 0);
-	EXPECT_EQ(read(ok, true, &st), "");
-	EXPECT_EQ(st, ProfileStatus::untrusted);
-	EXPECT_EQ(read(ok, false, &st), "memcpy=avx2");
+	for (bool secure : {false, true}) {   // another user's: refused in every process
+		EXPECT_EQ(read(ok, secure, &st), "");
+		EXPECT_EQ(st, ProfileStatus::untrusted);
+	}
 }
 
 TEST_F(Profile, EnvironmentOverridesEntryByEntry)
@@ -127,7 +135,8 @@ TEST_F(Profile, EnvironmentOverridesEntryByEntry)
 	const char *input = env;
 	size_t len = strlen(env);
 	ProfileInfo info;
-	prepend_profile(p.c_str(), false, &input, &len, &info);
+	static ProfileBuffers bufs;
+	prepend_profile(p.c_str(), false, &bufs, &input, &len, &info);
 	EXPECT_EQ(info.status, ProfileStatus::applied);
 	EXPECT_EQ(std::string(input, len), "memcpy=avx2:rep_stosb_threshold=1M:bogus:nt_threshold=zz:memcpy=baseline:mask=-fsrm");
 	EXPECT_EQ(info.length, strlen("memcpy=avx2:rep_stosb_threshold=1M:bogus:nt_threshold=zz"));
@@ -148,11 +157,11 @@ TEST_F(Profile, EnvironmentOverridesEntryByEntry)
 	// No environment at all; and no profile: the input is untouched.
 	input = nullptr;
 	len = 0;
-	prepend_profile(p.c_str(), false, &input, &len, &info);
+	prepend_profile(p.c_str(), false, &bufs, &input, &len, &info);
 	EXPECT_EQ(std::string(input, len), "memcpy=avx2:rep_stosb_threshold=1M:bogus:nt_threshold=zz");
 	input = env;
 	len = strlen(env);
-	prepend_profile((dir + "/none").c_str(), false, &input, &len, &info);
+	prepend_profile((dir + "/none").c_str(), false, &bufs, &input, &len, &info);
 	EXPECT_EQ(input, env);
 	EXPECT_EQ(info.length, 0u);
 	EXPECT_EQ(info.status, ProfileStatus::absent);
@@ -169,7 +178,8 @@ TEST_F(Profile, TruncationStaysVisible)
 	const char *input = env;
 	size_t len = Tunables::max_input + 1;
 	ProfileInfo info;
-	prepend_profile(p.c_str(), false, &input, &len, &info);
+	static ProfileBuffers bufs;
+	prepend_profile(p.c_str(), false, &bufs, &input, &len, &info);
 	static Tunables t;
 	parse_tunables(input, len, &t);
 	EXPECT_EQ(t.entries[t.nentries - 1].verdict, Verdict::truncated);

@@ -129,8 +129,13 @@ def main():
         expect("AT_SECURE, world-writable", sec, *dflt, secure="1")
         write(profile, f"memcpy={want}\n", 0o644, nobody)
         expect("AT_SECURE, owned by nobody", sec, *dflt, secure="1")
-        # The same nobody-owned file is fine for an ordinary process.
-        expect("not secure, owned by nobody", progs, want, *dflt[1:])
+        # Another user's file is refused in every process; so is one that
+        # others may write; the process's own user's (root here) is taken.
+        expect("not secure, owned by nobody", progs, *dflt)
+        write(profile, f"memcpy={want}\n", 0o664, 0)
+        expect("not secure, group-writable", progs, *dflt)
+        write(profile, f"memcpy={want}\n", 0o644, 0)
+        expect("not secure, the process's own user", progs, want, *dflt[1:])
         shutil.rmtree(tmp)
     finally:
         for f in (profile, os.path.join(os.path.dirname(profile), "target")):

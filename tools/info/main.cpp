@@ -139,12 +139,11 @@ std::string entry_binding()
 	if (auto f = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "uarch_preload_binding"))) {
 		std::string b = f();
 		return "libuarch_preload.so, " + b +
-		       (b == "symbols"    ? " (the symbols name the variants, bound at load)"
-			: b == "patched"  ? " (a direct jump to the variant)"
-			: b == "pointer"  ? " (jmp through a pointer)"
-			: b == "deferred" ? " (jmp through a pointer until the first copy of 256 KiB)"
-			: b == "unbound"  ? " (the portable variants: no state at load)"
-					  : "");
+		       (b == "symbols"   ? " (the symbols name the variants, bound at load; objects bound earlier"
+					       " jump through a pointer)"
+			: b == "pointer" ? " (jmp through a pointer)"
+			: b == "unbound" ? " (the portable variants: no state at load)"
+					 : "");
 	}
 	return std::string("libuarch.so, ") + uarch::library_binding();
 }
@@ -350,7 +349,8 @@ Report live_report(const std::string &profile_file, const char *tunables = nullp
 	r.profile_file = profile_file.empty() ? profile_path : profile_file;
 	const char *input = env;
 	size_t len = env ? std::strlen(env) : 0;
-	prepend_profile(r.profile_file.c_str(), r.secure, &input, &len, &r.profile);
+	static ProfileBuffers profile_buffers;
+	prepend_profile(r.profile_file.c_str(), r.secure, &profile_buffers, &input, &len, &r.profile);
 	parse_tunables(input, len, &r.tun);
 	select_plan(r.cpu, r.tun, &r.plan);
 #if UARCH_HAVE_CPU_FEATURES
