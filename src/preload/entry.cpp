@@ -19,9 +19,8 @@
 // Objects relocated earlier keep the symbols' first value, the entries
 // (libraries the program needs that bind at load: BIND_NOW ones). The
 // three entries live alone on one page-aligned page of code; each jumps
-// through a pointer set at load, entry i at page + 16 * i. Where the
-// architecture can (x86-64), that page is later replaced by one whose
-// entries jump straight to the variants (entry_x86_64.cpp says when/how).
+// through a pointer set at load, entry i at page + 16 * i. No code is ever
+// rewritten: the .dynsym stores are data, in RELRO, before anything runs.
 //
 // Where that cannot be done (a read-only .dynsym and a seccomp filter or
 // policy that denies the mprotect, a .dynsym on an executable page, no GNU
@@ -54,8 +53,6 @@ using sys::failed;
 using sys::prot_read;
 using sys::prot_write;
 
-// 0: not yet, 1: patching, then EntryBinding::patched or ::pointer.
-int g_binding UARCH_LOAD_DATA;
 // 1 once the pointers hold the variants.
 int g_pointers_set UARCH_LOAD_DATA;
 // 1 once the dynamic symbols name the variants.
@@ -192,39 +189,19 @@ bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
 const State *bind_entries(uint64_t hwcap, uint64_t hwcap2)
 {
 	// Every caller stores the pointers (the same values, idempotent).
-	const State *st = state_try(hwcap, hwcap2);
+	const State *st = state_build(hwcap, hwcap2, true);
 	if (!st)
-		return nullptr;   // being built elsewhere: not now
+		return nullptr;   // every build slot busy: the portable variants stay
 	for (uint32_t i = 0; i < entry_count; i++)
 		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st->plan.impl[entry_op[i]]),
 				 __ATOMIC_RELEASE);
 	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
-	arrange_entry_patch();
 	return st;
-}
-
-void patch_entries()
-{
-	int expected = 0;
-	if (!__atomic_compare_exchange_n(&g_binding, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;   // patched, or being patched: either page jumps to the variants
-	// Called as the late binder, the pointers are set already.
-	if (!__atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) && !bind_entries()) {
-		__atomic_store_n(&g_binding, 0, __ATOMIC_RELEASE);   // not yet: a later large copy tries again
-		return;
-	}
-	void *targets[entry_count];
-	load_targets(targets);
-	int how = patch_page(targets) ? int(EntryBinding::patched) : int(EntryBinding::pointer);
-	__atomic_store_n(&g_binding, how, __ATOMIC_RELEASE);
 }
 
 EntryBinding entry_binding()
 {
-	int b = __atomic_load_n(&g_binding, __ATOMIC_ACQUIRE);
-	if (b == int(EntryBinding::patched) || b == int(EntryBinding::pointer))
-		return EntryBinding(b);
-	return __atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) ? EntryBinding::deferred : EntryBinding::unbound;
+	return __atomic_load_n(&g_pointers_set, __ATOMIC_ACQUIRE) ? EntryBinding::pointer : EntryBinding::unbound;
 }
 
 bool symbols_bound() { return __atomic_load_n(&g_symbols_bound, __ATOMIC_ACQUIRE); }

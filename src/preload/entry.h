@@ -1,14 +1,13 @@
 // The preload library's memcpy, memmove and memset entries and how they
 // are bound: entry.cpp binds the dynamic symbols at load (any ELF target),
-// entry_<arch>.cpp holds the entries' page and how it is patched.
+// entry_<arch>.cpp holds the entries' page.
 #pragma once
 #include <stdint.h>
 
 #define UARCH_HIDDEN __attribute__((visibility("hidden")))
 
 extern "C" {
-// Read by the entries until (or unless) their page is patched; first the
-// portable variants (entry.cpp).
+// Read by the entries; first the portable variants (entry.cpp).
 UARCH_HIDDEN extern void *uarch_preload_ptr[3];
 // The first byte of the page that holds the entries: entry i (memcpy,
 // memmove, memset) at page + entry_stride * i (entry_<arch>.cpp).
@@ -22,28 +21,17 @@ constexpr uint32_t entry_stride = 16;
 
 enum class EntryBinding : int {
 	unbound = 0,    // not yet: the load-time binding did not build the state
-	patched = 2,    // each entry is a direct jump to its variant
-	pointer = 3,    // each entry jumps through a pointer (patch refused, or none on this architecture)
-	deferred = 4,   // through a pointer until the first copy of 256 KiB patches
+	pointer = 3,    // each entry jumps through a pointer to its variant
 };
 
 struct State;
 // Sets the pointers to the variants and returns the state; nullptr
-// (nothing done) while the state is being built elsewhere. Idempotent,
-// safe from any thread. hwcap, hwcap2: what an arm64 resolver was handed.
+// (nothing done) where no state could be had. Idempotent, safe from any
+// thread. hwcap, hwcap2: what an arm64 resolver was handed.
 UARCH_HIDDEN const State *bind_entries(uint64_t hwcap = 0, uint64_t hwcap2 = 0);
-// Tries once to patch the page (bind_entries first). Safe from any thread.
-UARCH_HIDDEN void patch_entries();
 UARCH_HIDDEN EntryBinding entry_binding();
 // True once memcpy/memmove/memset's dynamic symbols name the variants (at load).
 UARCH_HIDDEN bool symbols_bound();
-
-// Per architecture (entry_<arch>.cpp):
-// Runs patch_entries, now or later (x86-64: at the first large copy).
-UARCH_HIDDEN void arrange_entry_patch();
-// Replaces the entries' page with one whose entries jump straight to
-// targets; false (and the page untouched) where that cannot be done.
-UARCH_HIDDEN bool patch_page(void *const targets[entry_count]);
 
 } // namespace uarch
 

@@ -3,10 +3,7 @@
 //
 // Each entry loads its pointer and branches to it (x16: the intra-call
 // scratch register, which the procedure call standard lets a veneer
-// clobber). They are not patched: a direct `b` would need the page
-// replaced at load (no first large copy defers it here: the plan is whole
-// from the start) and the instruction cache made coherent on every core,
-// for the few objects bound before this library.
+// clobber). Never rewritten.
 #include "preload/entry.h"
 
 // Entry i sits at page + entry_stride * i (memcpy, memmove, memset); the
@@ -20,6 +17,7 @@ __asm__(
 	"	.globl memcpy\n"
 	"	.type memcpy,%function\n"
 	"memcpy:\n"
+	"	bti c\n"                            // a call target under BTI (a hint elsewhere)
 	"	adrp x16, uarch_preload_ptr+0\n"
 	"	ldr x16, [x16, #:lo12:uarch_preload_ptr+0]\n"
 	"	br x16\n"
@@ -28,6 +26,7 @@ __asm__(
 	"	.globl memmove\n"
 	"	.type memmove,%function\n"
 	"memmove:\n"
+	"	bti c\n"
 	"	adrp x16, uarch_preload_ptr+8\n"
 	"	ldr x16, [x16, #:lo12:uarch_preload_ptr+8]\n"
 	"	br x16\n"
@@ -36,17 +35,10 @@ __asm__(
 	"	.globl memset\n"
 	"	.type memset,%function\n"
 	"memset:\n"
+	"	bti c\n"
 	"	adrp x16, uarch_preload_ptr+16\n"
 	"	ldr x16, [x16, #:lo12:uarch_preload_ptr+16]\n"
 	"	br x16\n"
 	"	.size memset,.-memset\n"
 	"	.fill 4096-(.-uarch_preload_entry_page),1,0\n"
 	"	.popsection\n");
-
-namespace uarch {
-
-// Now: nothing defers it here, and the page stays (the entries' pointers).
-void arrange_entry_patch() { patch_entries(); }
-bool patch_page(void *const *) { return false; }
-
-} // namespace uarch

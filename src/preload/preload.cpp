@@ -18,20 +18,12 @@ extern "C" {
 // How memcpy/memmove/memset reach the variants: "symbols" (their dynamic
 // symbols name the variants: the program and every object bound after
 // load call them directly), else how the entries, which objects bound
-// earlier still call, are bound: "patched" (a direct jump to the variant;
-// x86-64), "pointer" (a jump through a pointer: the system refused the
-// patch, or arm64, which keeps the pointers), "deferred" (through a
-// pointer until the first copy of 256 KiB patches) or "unbound" (to the
-// portable variants: no state was built). uarch_preload_entries() says
-// the entries' alone.
+// earlier still call, are bound: "pointer" (a jump through a pointer to
+// the variant) or "unbound" (to the portable variants: no state was
+// built). uarch_preload_entries() says the entries' alone.
 EXPORT const char *uarch_preload_entries(void)
 {
-	switch (uarch::entry_binding()) {
-	case uarch::EntryBinding::patched: return "patched";
-	case uarch::EntryBinding::pointer: return "pointer";
-	case uarch::EntryBinding::deferred: return "deferred";
-	default: return "unbound";
-	}
+	return uarch::entry_binding() == uarch::EntryBinding::pointer ? "pointer" : "unbound";
 }
 
 EXPORT const char *uarch_preload_binding(void)

@@ -8,14 +8,16 @@
  *   per name, what the program reaches - its own address of the function
  *   (own=, the GOT's value) and dlsym's:
  *     NAME impl=VARIANT addr=0x... own=0x... offset=0x... bytes=HEX16
- *   entries_after_64k=E after one 64 KiB copy, then one of 256 KiB, then
- *   per entry (what objects bound before the library reach):
+ *   entries_after_64k=E after one 64 KiB copy, then copies of 256 KiB,
+ *   2 MiB and 64 MiB, then per entry (what objects bound before the
+ *   library reach):
  *     entry NAME bytes=HEX16 [target=0x... offset=0x...]
  *   (target/offset: where a direct jump - x86-64's `jmp rel32`, arm64's
- *   `b` - goes, as an address and as an offset into the object that
- *   holds it), binding=B entries=E,
+ *   `b` - would go; the entries are never rewritten, so none should),
+ *   binding=B entries=E,
  *   wx_mappings=N (mappings writable and executable at once, from
- *   /proc/self/maps), then "all ok" when every name and every entry
+ *   /proc/self/maps), anon_exec_mappings=N (executable mappings backed by
+ *   no file), then "all ok" when every name and every entry
  *   copied/set right over sizes 0..4200 and several alignments (against
  *   byte loops). */
 #define _GNU_SOURCE
@@ -107,13 +109,24 @@ int main(int argc, char **argv)
 		print_bytes(fn[i]);
 		printf("\n");
 	}
-	/* A 64 KiB copy needs no cache size (the plan decides alike below
-	 * 256 KiB): the entries stay deferred. The first copy of 256 KiB
-	 * finishes the plan and patches the entries. */
+	/* Copies small and large: the first of 256 KiB finishes the plan
+	 * (CPUID only); none of them changes how the entries are bound. */
 	static unsigned char big_src[256 << 10], big_dst[256 << 10];
 	((copy_fn)fn[0])(big_dst, big_src, 64 << 10);
 	printf("entries_after_64k=%s\n", entries());
 	((copy_fn)fn[0])(big_dst, big_src, sizeof big_dst);
+	for (size_t n = 2 << 20; n <= 64 << 20; n *= 32) {
+		unsigned char *a = malloc(n), *b = malloc(n);
+		if (!a || !b)
+			return 2;
+		((set_fn)fn[2])(a, 7, n);
+		((copy_fn)fn[0])(b, a, n);
+		((copy_fn)entry[0])(a, b, n);
+		if (a[n - 1] != 7 || b[n / 2] != 7)
+			return 1;
+		free(a);
+		free(b);
+	}
 	for (int i = 0; i < 3; i++) {
 		const unsigned char *p = entry[i];
 		printf("entry %s bytes=", names[i]);
@@ -138,16 +151,20 @@ int main(int argc, char **argv)
 	}
 	printf("binding=%s\nentries=%s\n", binding(), entries());
 	FILE *maps = fopen("/proc/self/maps", "r");
-	int wx = -1;
+	int wx = -1, anon_x = -1;
 	if (maps) {
 		char line[512], perms[8];
-		wx = 0;
+		unsigned long inode;
+		wx = anon_x = 0;
 		while (fgets(line, sizeof line, maps))
-			if (sscanf(line, "%*s %7s", perms) == 1 && perms[1] == 'w' && perms[2] == 'x')
-				wx++;
+			if (sscanf(line, "%*s %7s %*s %*s %lu", perms, &inode) == 2) {
+				wx += perms[1] == 'w' && perms[2] == 'x';
+				/* [vdso] and [vsyscall] are the kernel's own. */
+				anon_x += perms[2] == 'x' && inode == 0 && !strstr(line, "[vdso]") && !strstr(line, "[vsyscall]");
+			}
 		fclose(maps);
 	}
-	printf("wx_mappings=%d\n", wx);
+	printf("wx_mappings=%d\nanon_exec_mappings=%d\n", wx, anon_x);
 	int ok = check_all(fn) && check_all(own) && check_all(entry);
 	printf("%s\n", ok ? "all ok" : "WRONG result");
 	return ok ? 0 : 1;

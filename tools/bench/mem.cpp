@@ -52,6 +52,7 @@
 #include "common/stats.h"
 #include "paired.h"
 #include "profile_replay.h"
+#include "trace_replay.h"
 #include "report.h"
 #include "uarch.h"
 
@@ -330,9 +331,9 @@ bool use_preload_sides(const std::string &lib)
 				impl(op), uarch_impl(op));
 			return false;
 		}
-	// The entries are patched at the library's first copy of 256 KiB or
-	// more (caches_matter_from): make one now, so that every row measures
-	// the bound entries.
+	// The library's first copy of 256 KiB or more (caches_matter_from)
+	// finishes its plan: make one now, so that every row measures the
+	// finished thresholds.
 	std::vector<char> from(1 << 20, 1), to(1 << 20);
 	reinterpret_cast<CopyFn>(cpy)(to.data(), from.data(), to.size());
 	using Binding = const char *(*)(void);
@@ -387,6 +388,8 @@ int bench_mem(int argc, char **argv)
 	report::Options o = report::parse(argc, argv);
 	std::string stat = paired::statistic(o.min), preload;
 	std::vector<std::string> profiles;   // --profile FILE: replay (profile_replay.cpp)
+	std::string trace;                   // --trace FILE: replay in order (trace_replay.cpp)
+	bool trace_dump = false;
 	bool quick = o.quick;
 	int rounds = 0;   // --benchmark_repetitions=N: N paired rounds a case
 	std::vector<char *> args = {argv[0]};
@@ -406,6 +409,21 @@ int bench_mem(int argc, char **argv)
 				fprintf(stderr, "uarch-bench mem: --profile needs a file (uarch-prof -o FILE records one)\n");
 				return 2;
 			}
+			continue;
+		}
+		if (a == "--trace" || a.rfind("--trace=", 0) == 0) {
+			if (a == "--trace" && i + 1 < o.rest.size())
+				trace = o.rest[++i];
+			else if (a != "--trace")
+				trace = a.substr(8);
+			if (trace.empty()) {
+				fprintf(stderr, "uarch-bench mem: --trace needs a file (uarch-prof --trace N records one)\n");
+				return 2;
+			}
+			continue;
+		}
+		if (a == "--trace-dump") {
+			trace_dump = true;
 			continue;
 		}
 		if (a.rfind("--profile=", 0) == 0) {
@@ -438,6 +456,16 @@ int bench_mem(int argc, char **argv)
 	if (const char *p = getenv("LD_PRELOAD"))
 		if (strstr(p, "uarch"))
 			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
+	if (trace_dump && trace.empty()) {
+		fprintf(stderr, "uarch-bench mem: --trace-dump prints a --trace FILE's replay\n");
+		return 2;
+	}
+	if (!trace.empty() && (!profiles.empty() || !preload.empty())) {
+		fprintf(stderr, "uarch-bench mem: --trace replays alone (not with --profile or --preload)\n");
+		return 2;
+	}
+	if (!trace.empty())   // in order, its own repetitions (trace_replay.cpp)
+		return bench_mem_trace(trace, args, o, rounds, trace_dump);
 	if (!profiles.empty())   // its own rounds (profile_replay.cpp), not the defaults below
 		return bench_mem_profiles(profiles, args, o, rounds);
 	// Each case one benchmark, its sides timed in paired rounds (paired.h):
