@@ -14,10 +14,10 @@
 # binds: at load), and the first memcpy call after it. And the headline:
 # process starts interleaved round by round, uarch against an empty
 # preloaded library, as a median of paired differences (goal: 0.03 ms).
-# Usage: scripts/bench-startup.sh [path/to/libuarch_preload.so] [runs]
+# Usage: scripts/bench-startup.sh [path/to/libuarch_preload.so.0] [runs]
 set -eu
 cd "$(dirname "$0")/.."
-lib=$(realpath "${1:-build/libuarch_preload.so}")
+lib=$(realpath "${1:-build/libuarch_preload.so.0}")
 runs=${2:-1000}
 prog=${UARCH_BENCH_PROG:-/bin/true}
 command -v hyperfine >/dev/null || { echo "bench-startup.sh: needs hyperfine (apt-get install hyperfine)" >&2; exit 2; }

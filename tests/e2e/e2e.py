@@ -468,7 +468,7 @@ def check_ld_debug():
                 seen[m.group(3)] = m.group(2)
         for s in syms:
             to = seen.get(s)
-            ok = to is not None and os.path.basename(to) == "libuarch_preload.so"
+            ok = to is not None and os.path.basename(to).startswith("libuarch_preload.so")
             print(f"{os.path.basename(cmd[0])}: {s} bound to {to}")
             if not ok:
                 fail(f"{cmd[0]}: {s} was not bound to libuarch_preload.so")
@@ -548,13 +548,14 @@ def disassemble(hexbytes, vma):
 
 def pointer_entry(hexbytes):
     """True when hexbytes start an entry as linked, which jumps through its
-    pointer: x86-64 `jmp *ptr(%rip)` (ff 25); arm64 `adrp x16, ptr`,
-    `ldr x16, [x16, #lo12]`, `br x16` (as many of those words as given)."""
+    pointer after its landing pad: x86-64 `endbr64; jmp *ptr(%rip)` (f3 0f
+    1e fa ff 25); arm64 `bti c`, `adrp x16, ptr`, `ldr x16, [x16, #lo12]`,
+    `br x16` (as many of those words as given)."""
     b = bytes.fromhex(hexbytes)
     if lib_arch() == "x86_64":
-        return b[:2] == b"\xff\x25"
-    masks = [(0x9f00001f, 0x90000010), (0xffc003ff, 0xf9400210), (0xffffffff, 0xd61f0200)]
-    words = [int.from_bytes(b[i:i + 4], "little") for i in range(0, min(len(b), 12) - 3, 4)]
+        return b[:6] == b"\xf3\x0f\x1e\xfa\xff\x25" or (len(b) < 6 and b"\xf3\x0f\x1e\xfa\xff\x25".startswith(b))
+    masks = [(0xffffffff, 0xd503245f), (0x9f00001f, 0x90000010), (0xffc003ff, 0xf9400210), (0xffffffff, 0xd61f0200)]
+    words = [int.from_bytes(b[i:i + 4], "little") for i in range(0, min(len(b), 16) - 3, 4)]
     return bool(words) and all(w & m == v for w, (m, v) in zip(words, masks))
 
 
@@ -608,6 +609,9 @@ def run_entry(label, prefix=(), lib=None):
             fail(f"{label}: expected memcpy, memmove and memset {what}, got {sorted(got)}")
     if rest.get("wx_mappings") != "0":
         fail(f"{label}: {rest.get('wx_mappings')} mappings are writable and executable")
+    if rest.get("anon_exec_mappings") != "0":
+        fail(f"{label}: after copies of 2 and 64 MiB, {rest.get('anon_exec_mappings')} executable mappings "
+             "are backed by no file (code written at run time)")
     return names, entries, rest
 
 
@@ -618,23 +622,14 @@ def variant_symbols(name, impl):
     return {variant_symbol(name, c, lib_arch()) for c in cxx} - {None}
 
 
-def check_entries_patched(label, entries, names, syms):
-    """After a large copy each entry is one `jmp rel32` to its variant
-    (x86-64); arm64's keep their pointers."""
+def check_entries_unpatched(label, entries):
+    """However large the copies, each entry is still its landing pad and a
+    jump through its pointer: no code is rewritten at run time."""
     for name, e in entries.items():
         insns = disassemble(e["bytes"], 0)
-        print(f"{label}: entry {name} ({names[name]['impl']}): " + " | ".join(insns[:3]))
-        if lib_arch() != "x86_64":
-            if not pointer_entry(e["bytes"]) or "target" in e:
-                fail(f"{label}: entry {name} is not adrp/ldr/br x16 through its pointer: {e['bytes']}")
-            continue
-        first = insns[0] if insns else ""
-        if not first.split("\t")[1:2] or not first.split("\t")[1].startswith("e9") or "target" not in e:
-            fail(f"{label}: entry {name} is not a jmp rel32: {first!r}")
-            continue
-        at = syms.get(int(e["offset"], 16), [])
-        if not variant_symbols(name, names[name]["impl"]) & set(at):
-            fail(f"{label}: entry {name} jumps to {at}, expected {variant_symbols(name, names[name]['impl'])}")
+        print(f"{label}: entry {name}: " + " | ".join(insns[:3]))
+        if not pointer_entry(e["bytes"]) or "target" in e:
+            fail(f"{label}: entry {name} is not its landing pad and a jump through its pointer: {e['bytes']}")
 
 
 def check_preload_entry():
@@ -642,12 +637,11 @@ def check_preload_entry():
     variants from load on: the program's own GOT and dlsym hold the variant
     that uarch_impl names, whose code is what the library's symbol table
     says is there. The entries that objects bound before the library call
-    jump through pointers; on x86-64 until the first large copy, then they
-    are one `jmp rel32` to the same variants."""
+    jump through pointers, before and after copies of 256 KiB to 64 MiB,
+    and no executable mapping without a file appears."""
     if not args.entry:
         skip("preload-entry: no preload_entry program in this build")
-    x86 = lib_arch() == "x86_64"
-    early = "deferred" if x86 else "pointer"   # the entries before a large copy
+    early = "pointer"
     names, entries, rest = run_entry("preload binding")
     start = rest.get("binding_at_start", "")
     if start.split()[0:1] != ["symbols"]:
@@ -658,7 +652,7 @@ def check_preload_entry():
     if rest.get("entries_after_64k") != early:
         fail(f"after a 64 KiB copy: {rest.get('entries_after_64k')!r}, expected {early!r} "
              "(copies below 256 KiB ask for no cache size)")
-    late = "patched" if x86 else "pointer"
+    late = "pointer"
     if rest.get("binding") != "symbols" or rest.get("entries") != late:
         fail(f"after a large copy: binding {rest.get('binding')!r}, entries {rest.get('entries')!r}, "
              f"expected symbols and {late}")
@@ -682,7 +676,7 @@ def check_preload_entry():
         file_bytes = lib_code[off - vaddr + f_off:off - vaddr + f_off + 16].hex()
         if file_bytes != e["bytes"]:
             fail(f"{name}: the bytes at the symbol ({e['bytes']}) are not the variant's ({file_bytes})")
-    check_entries_patched("preload binding", entries, names, syms)
+    check_entries_unpatched("preload binding", entries)
 
 
 def dynsym_in_relro(lib):
@@ -720,12 +714,10 @@ def check_preload_fallback():
     too only the entries keep their pointers. The copy linked without that
     move (.dynsym on a read-only page, the layout a linker without INSERT
     gives) makes the page writable for three stores: with that refused its
-    symbols keep the entries. Under any seccomp filter the entries are not
-    patched at the first large copy (the filter may kill on the calls that
-    would do it): they keep their pointers. So a filter that kills the
-    process on an mprotect asking for PROT_EXEC, as OpenSSH's
-    pre-authentication sandbox does, leaves a program that copies 256 KiB
-    alive, its names bound."""
+    symbols keep the entries. The entries are never rewritten, so a filter
+    that kills the process on an mprotect asking for PROT_EXEC, as
+    OpenSSH's pre-authentication sandbox does, leaves a program that copies
+    64 MiB alive, its names bound."""
     if not args.entry or not args.deny_execmem or not args.preload_lib_mprotect:
         skip("preload-fallback: no preload_entry, deny_execmem or mprotect copy of the library in this build")
     probe = run([args.deny_execmem, "/bin/true"])
@@ -1087,9 +1079,14 @@ def check_hygiene():
         m = re.search(r"GNU_STACK.*\s(RWE|RW)\s", phdrs)
         if not m or m.group(1) != "RW":
             fail(f"{name}: stack is not marked non-executable")
-        defined = dynsyms(lib, "--defined-only")
+        # The version node's own symbol (UARCH_0) is no export.
+        defined = [s for s in dynsyms(lib, "--defined-only") if s.split("@")[0] != "UARCH_0"]
         plain = [s.split("@")[0] for s in defined]
         extra = [s for s in plain if not s.startswith("uarch_") and s not in allowed]
+        if lib == args.lib:
+            unversioned = [s for s in defined if not s.endswith("@@UARCH_0")]
+            if unversioned:
+                fail(f"{name}: exports outside the version node UARCH_0: {unversioned}")
         print(f"{name}: {len(defined)} exported symbols: {' '.join(sorted(defined))}")
         if extra:
             fail(f"{name} exports {extra}")

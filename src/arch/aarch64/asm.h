@@ -10,16 +10,29 @@
 	.hidden name;                                                           \
 	.type name, %function;                                                  \
 	.p2align 10;                                                            \
-name:
+name:	bti c
+/* bti c: the landing pad of an indirect call under BTI (a hint, a no-op,
+   on CPUs without it; the variants are reached through pointers). */
 
 /* A second hidden name for the function that follows. */
 #define UARCH_ALIAS(name)                                                       \
 	.globl name;                                                            \
 	.hidden name;                                                           \
 	.type name, %function;                                                  \
-name:
+name:	bti c
 
 #define UARCH_END(name) .size name, . - name
 
-/* No executable stack for any object built from a .S file. */
-#define UARCH_NOTE_GNU_STACK .section .note.GNU-stack, "", %progbits
+/* No executable stack for any object built from a .S file; and the
+   object's control-flow properties: every entry has its BTI landing pad,
+   and no function saves a return address (leaves: nothing to sign), so
+   BTI and PAC hold. (GNU_PROPERTY_AARCH64_FEATURE_1_AND = 0xc0000000,
+   bits 0 and 1: BTI, PAC.) */
+#define UARCH_NOTE_GNU_STACK                                                    \
+	.section .note.GNU-stack, "", %progbits;                                \
+	.pushsection .note.gnu.property, "a";                                   \
+	.p2align 3;                                                             \
+	.word 4, 16, 5;                                                         \
+	.asciz "GNU";                                                           \
+	.word 0xc0000000, 4, 3, 0;                                              \
+	.popsection
