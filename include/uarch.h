@@ -50,8 +50,12 @@ UARCH_API void uarch_prefetch_range(const void *p, size_t len);
 UARCH_API int uarch_idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns);
 /* Call after storing a new value to *addr: wakes up to count waiters
  * (INT_MAX for all). Makes no system call when nobody sleeps. Returns the
- * number of sleepers woken in the kernel. Process- and copy-private, as
- * above. */
+ * number of sleepers woken in the kernel, or -EINVAL for a NULL or
+ * misaligned addr. Process- and copy-private, as above.
+ *
+ * One convention for the four: a wait returns 0, ETIMEDOUT or EINVAL (a
+ * positive errno, as pthread_cond_timedwait does); a wake returns the count
+ * woken (>= 0) or -EINVAL (a negative errno, where a count is the result). */
 UARCH_API int uarch_idle_wake(uint32_t *addr, int count);
 
 /* A word to wait on across processes (MAP_SHARED, memfd, shm) and across

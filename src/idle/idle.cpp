@@ -362,6 +362,11 @@ SpinState learnt(const uint32_t *addr)
 	return unpack(__atomic_load_n(l.entry, __ATOMIC_RELAXED), l.tag);
 }
 
+unsigned learn_bucket(const uint32_t *addr)
+{
+	return unsigned(learn_slot(addr).entry - g_learnt);
+}
+
 void forget_learnt()
 {
 	for (uint64_t &e : g_learnt)
@@ -530,7 +535,9 @@ int idle::wait_fixed_budget(const uint32_t *addr, uint32_t expected, int64_t tim
 
 int idle_wake(uint32_t *addr, int count)
 {
-	if (!addr || (uintptr_t(addr) & 3) || count == 0)
+	if (!addr || (uintptr_t(addr) & 3))
+		return -EINVAL;
+	if (count == 0)
 		return 0;
 	return wake_on(addr, count, sleepers_of(addr), false);
 }

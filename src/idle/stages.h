@@ -129,6 +129,8 @@ uint32_t sleepers(const uint32_t *addr) UARCH_IDLE_HIDDEN;
 struct SpinState;
 SpinState learnt(const uint32_t *addr) UARCH_IDLE_HIDDEN;
 void forget_learnt() UARCH_IDLE_HIDDEN;
+// The bucket of the learnt table that holds addr's entry (tests).
+unsigned learn_bucket(const uint32_t *addr) UARCH_IDLE_HIDDEN;
 // idle_wait with the policy's spin_ns as a fixed budget, learning nothing
 // (uarch-bench's "fixed budget" column, the behaviour before learning).
 int wait_fixed_budget(const uint32_t *addr, uint32_t expected, int64_t timeout_ns, const IdlePolicy &p)

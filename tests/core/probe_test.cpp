@@ -258,9 +258,9 @@ TEST(Probe, LoaderLeafZeroIsTheCpus)
 	Cpu here;
 	probe_x86(&here, cpuid_hardware());
 	if (printed[2] != here.family || printed[3] != here.model || printed[4] != here.stepping) {
-		std::printf("ld.so --list-diagnostics ran on another CPU (family %#lx model %#lx, here %#x %#x):"
-			    " an emulator; its record not compared\n", printed[2], printed[3], here.family, here.model);
-		return;
+		GTEST_SKIP() << "ld.so --list-diagnostics ran on another CPU (family " << std::hex << printed[2]
+			     << " model " << printed[3] << ", here " << here.family << " " << here.model
+			     << "): an emulator; its record not compared";
 	}
 	for (int i = 0; i < 5; i++)
 		EXPECT_EQ(printed[i], basic[i]) << names[i];

@@ -90,8 +90,20 @@ TEST(IdleApi, Arguments)
 	EXPECT_EQ(uarch_idle_wait(reinterpret_cast<const uint32_t *>(reinterpret_cast<char *>(w) + 1), 1, -1), EINVAL);
 	EXPECT_EQ(uarch_idle_wait(&w[0], 2, -1), 0);      // already differs
 	EXPECT_EQ(uarch_idle_wait(&w[0], 1, 0), ETIMEDOUT);
-	EXPECT_EQ(uarch_idle_wake(nullptr, 1), 0);
+	EXPECT_EQ(uarch_idle_wake(nullptr, 1), -EINVAL);
+	EXPECT_EQ(uarch_idle_wake(reinterpret_cast<uint32_t *>(reinterpret_cast<char *>(w) + 2), 1), -EINVAL);
 	EXPECT_EQ(uarch_idle_wake(&w[0], INT_MAX), 0);     // nobody sleeps
+	EXPECT_EQ(uarch_idle_wake(&w[0], 0), 0);
+	// The shared pair: the same convention.
+	alignas(8) uarch_idle_word sw[2] = {{1, 0}, {1, 0}};
+	uarch_idle_word *mis = reinterpret_cast<uarch_idle_word *>(reinterpret_cast<char *>(sw) + 4);
+	EXPECT_EQ(uarch_idle_wait_shared(nullptr, 0, -1), EINVAL);
+	EXPECT_EQ(uarch_idle_wait_shared(mis, 1, -1), EINVAL);
+	EXPECT_EQ(uarch_idle_wait_shared(&sw[0], 2, -1), 0);
+	EXPECT_EQ(uarch_idle_wait_shared(&sw[0], 1, 0), ETIMEDOUT);
+	EXPECT_EQ(uarch_idle_wake_shared(nullptr, 1), -EINVAL);
+	EXPECT_EQ(uarch_idle_wake_shared(mis, 1), -EINVAL);
+	EXPECT_EQ(uarch_idle_wake_shared(&sw[0], INT_MAX), 0);
 }
 
 TEST(IdleApi, Timeout)

@@ -171,7 +171,18 @@ TEST(IdleBudget, TableKeepsAddressesApart)
 	Watchdog wd(30, current_test());
 	const IdlePolicy p = make_policy({Stage::spin, Stage::futex}, 20000);
 	idle::forget_learnt();
-	alignas(64) static uint32_t slow = 1, fast = 1;
+	// Two addresses of one bucket: only the tag keeps them apart.
+	alignas(64) static uint32_t words[4096];
+	uint32_t &slow = words[0];
+	uint32_t *other = nullptr;
+	for (uint32_t &w : words)
+		if (&w != &slow && idle::learn_bucket(&w) == idle::learn_bucket(&slow)) {
+			other = &w;
+			break;
+		}
+	ASSERT_NE(other, nullptr) << "no second address in the bucket of the first among 4096 words";
+	uint32_t &fast = *other;
+	slow = fast = 1;
 	EXPECT_FALSE(idle::learnt(&slow).known);
 	// Timed-out waits of 1 ms on `slow`: each halves its budget.
 	for (int i = 0; i < 8; i++)

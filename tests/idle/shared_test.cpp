@@ -6,7 +6,9 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -332,6 +334,24 @@ TEST(SharedApi, WakeWithoutSleeperSkipsTheSystemCall)
 	Watchdog wd(30, current_test());
 	alignas(8) uarch_idle_word w{0, 0};
 	idle::Stats s0 = idle::stats();
+	// Watched from outside: in SECCOMP_MODE_STRICT any system call but
+	// read, write, _exit and sigreturn kills the process.
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+			syscall(SYS_exit, 77);
+		int bad = 0;
+		for (int i = 0; i < 1000; i++)
+			bad |= core_wake(&w, 1) != 0;
+		syscall(SYS_exit, bad);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		GTEST_SKIP() << "SECCOMP_MODE_STRICT is not available here";
+	EXPECT_TRUE(WIFEXITED(status)) << "killed (signal " << WTERMSIG(status) << "): a wake made a system call";
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "a wake without sleepers returned non-zero";
 	for (int i = 0; i < 1000; i++)
 		EXPECT_EQ(core_wake(&w, 1), 0);
 	EXPECT_EQ(idle::stats().futex_wakes, s0.futex_wakes);

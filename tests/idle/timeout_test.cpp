@@ -179,9 +179,9 @@ TEST(TimeoutArgs, Einval)
 	EXPECT_EQ(idle_wait(mis, 0, -1, p), EINVAL);
 	mis = reinterpret_cast<const uint32_t *>(reinterpret_cast<const char *>(w) + 2);
 	EXPECT_EQ(idle_wait(mis, 0, 0, p), EINVAL);
-	// A wake on a bad address wakes nobody and does not fault.
-	EXPECT_EQ(idle_wake(nullptr, 1), 0);
-	EXPECT_EQ(idle_wake(reinterpret_cast<uint32_t *>(reinterpret_cast<char *>(w) + 3), INT32_MAX), 0);
+	// A wake on a bad address wakes nobody, does not fault, and says so.
+	EXPECT_EQ(idle_wake(nullptr, 1), -EINVAL);
+	EXPECT_EQ(idle_wake(reinterpret_cast<uint32_t *>(reinterpret_cast<char *>(w) + 3), INT32_MAX), -EINVAL);
 	EXPECT_EQ(idle_wake(&w[0], 0), 0);
 }
 
