@@ -40,8 +40,9 @@ struct MemThresholds {
 	uint32_t prefetch_distance;      // arm64 AmpereOne copy: prfm distance
 	uint64_t prefetch_copy_min;      // arm64 AmpereOne copy: prefetching loop from here (0: never)
 	// Fills of a byte other than 0: non-temporal from here (0: never).
-	// Zero fills follow nt_min: on the Zen 4 guest streaming zeros ran
-	// about 3x as fast as streaming any other byte (select.cpp).
+	// Zero fills follow nt_min: streaming zeros can be much faster than
+	// streaming any other byte
+	// (docs/measurements/policy-evidence.md#zen4-nonzero-fills).
 	uint64_t nt_fill_min;
 };
 

@@ -1,7 +1,11 @@
 // The policy pinned for real CPUs: what uarch binds on each.
 #include <gtest/gtest.h>
 #include "common/cpuid_dump.h"
+#include <fstream>
+#include <sstream>
+#include <vector>
 #include "select/plan.h"
+#include "select/rules.h"
 
 using namespace uarch;
 using uarch::test::probe_dump;
@@ -405,3 +409,197 @@ TEST(Select, ZeroThresholdMeansNever)
 		EXPECT_EQ(p.mem.stosb_max, 0u) << pin.dump;
 	}
 }
+
+// The rule table of the x86-64 thresholds (src/select/rules.h): every
+// row cites a section of the evidence file that exists, every row decides
+// for some CPU (no earlier row shadows it), and the first row that holds
+// decides, as its comment says.
+namespace {
+
+std::string read_text(const std::string &path)
+{
+	std::ifstream in(path);
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return ss.str();
+}
+
+const std::string evidence_prefix = "docs/measurements/policy-evidence.md#";
+
+// The lowest row whose condition holds: the documented precedence.
+uint32_t first_holding(const Cpu &c, Impl mem)
+{
+	for (uint32_t i = 0; i < x86_rule_count; i++)
+		if (rule_matches(x86_rules[i].when, c, mem))
+			return i;
+	return x86_rule_count;
+}
+
+struct Input {
+	Cpu cpu;
+	Impl mem;
+};
+
+// CPUs that satisfy row r's condition: its vendor (or each), Zen generation
+// (or each), family and each end of its model range, the features it
+// needs with each one of those it wants one of, each of its variants.
+std::vector<Input> satisfying(const Rule &r)
+{
+	const Match &m = r.when;
+	std::vector<Vendor> vendors{m.vendor};
+	if (m.vendor == Vendor::unknown)
+		vendors = {Vendor::unknown, Vendor::intel, Vendor::amd, Vendor::hygon, Vendor::zhaoxin};
+	std::vector<Zen> zens{m.zen};
+	if (m.zen == Zen::none)
+		zens = {Zen::none, Zen::zen1, Zen::zen2, Zen::zen3, Zen::zen4, Zen::zen5};
+	std::vector<std::pair<uint32_t, uint32_t>> fms{{6, 0x8f}, {0x19, 0x11}};
+	if (m.family)
+		fms = {{m.family, m.model_lo}, {m.family, m.model_hi}};
+	std::vector<uint64_t> features{m.needs};
+	for (uint32_t f = 0; f < f_count; f++)
+		if (m.any_of & fbit(Feature(f)))
+			features.push_back(m.needs | fbit(Feature(f)));
+	if (m.any_of)
+		features.erase(features.begin());
+	std::vector<Impl> mems;
+	for (Impl i : {Impl::gpr, Impl::baseline, Impl::avx2, Impl::avx512})
+		if (!m.variants || (m.variants & vbit(i)))
+			mems.push_back(i);
+	std::vector<Input> out;
+	for (Vendor v : vendors)
+		for (Zen z : zens)
+			for (auto fm : fms)
+				for (uint64_t f : features)
+					for (Impl i : mems) {
+						Input in;
+						zero(&in.cpu, sizeof in.cpu);
+						in.cpu.arch = Arch::x86_64;
+						in.cpu.vendor = v;
+						in.cpu.zen = z;
+						in.cpu.family = fm.first;
+						in.cpu.model = fm.second;
+						in.cpu.features = f & ~m.lacks;
+						in.cpu.cache = Cache{64, 32u << 10, 1u << 20, 32u << 20, 16};
+						in.mem = i;
+						out.push_back(in);
+					}
+	return out;
+}
+
+TEST(Rules, EveryRowCitesASectionThatExists)
+{
+	std::string doc = read_text(UARCH_POLICY_EVIDENCE);
+	ASSERT_FALSE(doc.empty()) << "cannot read " << UARCH_POLICY_EVIDENCE;
+	bool cited[uint32_t(Evidence::count)] = {};
+	for (uint32_t i = 0; i < x86_rule_count; i++) {
+		uint32_t e = uint32_t(x86_rules[i].evidence);
+		ASSERT_LT(e, uint32_t(Evidence::count)) << "row " << i;
+		cited[e] = true;
+		std::string path(evidence_anchor[e]);
+		ASSERT_EQ(path.rfind(evidence_prefix, 0), 0u) << "row " << i << ": " << path;
+		std::string id = "<a id=\"" + path.substr(evidence_prefix.size()) + "\"></a>";
+		size_t at = doc.find(id);
+		EXPECT_NE(at, std::string::npos) << "row " << i << ": no " << id;
+		EXPECT_EQ(doc.find(id, at + 1), std::string::npos) << "twice: " << id;
+	}
+	for (uint32_t e = 0; e < uint32_t(Evidence::count); e++)
+		EXPECT_TRUE(cited[e]) << evidence_anchor[e] << " is cited by no row";
+}
+
+// The comments of the policy and of the variants cite sections that exist.
+TEST(Rules, EveryCitationInTheCodeExists)
+{
+	std::string doc_path = UARCH_POLICY_EVIDENCE;
+	std::string doc = read_text(doc_path);
+	std::string root = doc_path.substr(0, doc_path.size() - std::string("docs/measurements/policy-evidence.md").size());
+	size_t citations = 0;
+	for (const char *src : {"src/select/rules.h", "src/select/select.cpp", "src/select/plan.h",
+				"src/arch/x86_64/mem_ladder.h", "src/arch/x86_64/mem_avx512.cpp"}) {
+		std::string text = read_text(root + src);
+		ASSERT_FALSE(text.empty()) << root + src;
+		for (size_t at = text.find(evidence_prefix); at != std::string::npos;
+		     at = text.find(evidence_prefix, at + 1)) {
+			size_t b = at + evidence_prefix.size(), e = b;
+			while (e < text.size() && (isalnum(static_cast<unsigned char>(text[e])) || text[e] == '-'))
+				e++;
+			std::string id = text.substr(b, e - b);
+			EXPECT_NE(doc.find("<a id=\"" + id + "\"></a>"), std::string::npos) << src << " cites #" << id;
+			citations++;
+		}
+	}
+	EXPECT_GE(citations, x86_rule_count);
+}
+
+TEST(Rules, EveryRowDecidesForSomeCpu)
+{
+	for (uint32_t r = 0; r < x86_rule_count; r++) {
+		bool reached = false;
+		for (const Input &in : satisfying(x86_rules[r])) {
+			ASSERT_TRUE(rule_matches(x86_rules[r].when, in.cpu, in.mem)) << "row " << r;
+			uint32_t got = x86_rule_index(in.cpu, in.mem);
+			EXPECT_EQ(got, first_holding(in.cpu, in.mem)) << "row " << r;
+			EXPECT_LE(got, r);
+			reached |= got == r;
+		}
+		EXPECT_TRUE(reached) << "row " << r << " (" << evidence_anchor[uint32_t(x86_rules[r].evidence)]
+				     << ") is shadowed by the rows before it";
+	}
+	// The last row holds for every CPU.
+	Cpu any;
+	zero(&any, sizeof any);
+	EXPECT_TRUE(rule_matches(x86_rules[x86_rule_count - 1].when, any, Impl::generic));
+}
+
+Evidence row_of(const char *dump, const char *tunables = nullptr)
+{
+	Cpu c = probe_dump(dump);
+	Tunables t;
+	parse_tunables(tunables, tunables ? strlen(tunables) : 0, &t);
+	Plan p;
+	select_plan(c, t, &p);
+	c.features &= ~t.mask();
+	EXPECT_EQ(x86_rule_index(c, p.impl[op_memcpy]), first_holding(c, p.impl[op_memcpy])) << dump;
+	return x86_rules[x86_rule_index(c, p.impl[op_memcpy])].evidence;
+}
+
+// The first row that holds decides, where later rows hold too: Alder
+// Lake shows the Golden Cove server row's marker, Genoa satisfies both
+// Zen 4 rows, the AMD row and the last.
+TEST(Rules, TheFirstRowThatHoldsDecides)
+{
+	const char *adl = "GenuineIntel0090672_AlderLake_02_CPUID.txt";
+	Cpu c = probe_dump(adl);
+	Impl mem = plan_for(c).impl[op_memcpy];
+	uint32_t gcs = 0;
+	while (gcs < x86_rule_count && x86_rules[gcs].evidence != Evidence::golden_cove_server)
+		gcs++;
+	ASSERT_LT(gcs, x86_rule_count);
+	EXPECT_TRUE(rule_matches(x86_rules[gcs].when, c, mem));
+	EXPECT_LT(x86_rule_index(c, mem), gcs);
+	EXPECT_EQ(row_of(adl), Evidence::alder_lake);
+	EXPECT_EQ(plan_for(c).mem.movsb_min, 2112u);   // glibc's, not the later row's 24 KiB
+
+	const char *genoa = "AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt";
+	c = probe_dump(genoa);
+	uint32_t holding = 0;
+	for (uint32_t i = 0; i < x86_rule_count; i++)
+		holding += rule_matches(x86_rules[i].when, c, Impl::avx512);
+	EXPECT_GE(holding, 4u);
+	EXPECT_EQ(row_of(genoa), Evidence::zen4_avx512);
+	EXPECT_EQ(row_of(genoa, "mask=-avx512f"), Evidence::zen4);
+	EXPECT_EQ(row_of(genoa, "mask=-erms"), Evidence::zen4);
+	EXPECT_EQ(row_of(genoa, "mask=-avx512f,-avx2"), Evidence::amd);
+
+	EXPECT_EQ(row_of("AuthenticAMD0B00F21_K20_Turin_01_CPUID.txt"), Evidence::zen5);
+	EXPECT_EQ(row_of("AuthenticAMD0A00F11_K19_Milan_CPUID1.txt"), Evidence::zen3);
+	EXPECT_EQ(row_of("AuthenticAMD0830F10_K17_Rome_CPUID.txt"), Evidence::amd);
+	EXPECT_EQ(row_of("GenuineIntel00806F8_SapphireRapids_05_CPUID.txt"), Evidence::golden_cove_server);
+	EXPECT_EQ(row_of("GenuineIntel00A06D1_GraniteRapids_03_CPUID.txt"), Evidence::golden_cove_server);
+	EXPECT_EQ(row_of("GenuineIntel00806F8_SapphireRapids_05_CPUID.txt", "mask=-avx512f"), Evidence::defaults);
+	EXPECT_EQ(row_of("GenuineIntel00306F2_HaswellEP_CPUID.txt"), Evidence::defaults);
+	EXPECT_EQ(row_of("HygonGenuine0900F11_Hygon_01_CPUID.txt"), Evidence::defaults);
+	for (const Pin &pin : pins)
+		row_of(pin.dump);   // the search is the documented one on every dump
+}
+
+} // namespace
