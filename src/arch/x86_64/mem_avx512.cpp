@@ -4,10 +4,9 @@
 // moves, the mask from bzhi: masked-off bytes are neither read nor
 // written and cannot fault, so n == 0 touches nothing), but for fills
 // whose 64 bytes would cross a page (near_page_end_64). ymm there keeps
-// the small sizes off the 512-bit frequency license; and one masked zmm
-// move was no faster than two masked ymm ones, and much slower where it
-// splits a cache line (Sapphire Rapids guest: 2.7-3.4 ns against 1.5;
-// Zen 4 guest, fills: level in the memset replays of uarch-bench mem).
+// the small sizes off the 512-bit frequency license; one masked zmm move
+// is no faster than two masked ymm ones, and slower where it splits a
+// cache line (docs/measurements/policy-evidence.md#avx512-masked-small).
 // zmm above: [64,512] in registers (8 zmm loads before the stores), 4-zmm
 // loops above; fills store head and tail as each class goes (set_nested,
 // mem_ladder.h).
@@ -45,18 +44,13 @@ struct Xmm {
 // Whether [p, p + 64) crosses a page boundary: the masked class's two ymm
 // then touch the next page, and a masked store that does takes a
 // microcode assist whether or not its bytes there are masked off (a load
-// only where that page is not mapped). Zen 4 guest (family 0x19 model
-// 0x11), TSC ticks per call of 8 and 31 bytes ending at a page's end,
-// median of 11 x 10^4 calls: fills 25-27 with the next page mapped,
-// 760-780 with it PROT_NONE (a guard page), against 6-7 inside a page;
-// copies the same by their dst, and 1100-1180 by a src before a PROT_NONE
-// page. glibc's memset makes the same check, so fills keep its
-// robustness: there they take 7 ticks, at a cost of about 4% below 64
-// bytes (uarch-bench mem, four runs each side: fixed sizes geomean
-// 1.04-1.08x glibc -> 0.97-1.03x; pageend1-63 1.76-2.16x). Copies do not
-// check (see copy_masked_64). Two masked zmm stores to whole lines need
-// no test, but cost fixed fills to an aligned dst a cycle a call (README,
-// Measured: "a small fill without the page test").
+// only where that page is not mapped), about 100x a fill inside a page
+// where the next page is PROT_NONE. glibc's memset makes the same check,
+// so fills keep its robustness at a small cost below 64 bytes
+// (docs/measurements/policy-evidence.md#avx512-page-end). Copies do not check (see
+// copy_masked_64). Two masked zmm stores to whole lines need no test, but
+// cost fixed fills to an aligned dst a cycle a call (README, Measured:
+// "a small fill without the page test").
 UARCH_INLINE bool near_page_end_64(const void *p)
 {
 	return (uintptr_t(p) & 4095) > 4096 - 64;
@@ -66,45 +60,28 @@ struct Avx512 {
 	using V = Zmm;
 	static constexpr bool masked_small = true;
 	// 512, not 1024: the 16-zmm class stores every vector unaligned, and
-	// split stores made fixed copies of 600-1024 bytes to a misaligned
-	// dst 0.63-0.85x glibc's (whose loop aligns dst), against 0.93-1.06x
-	// through the loop; random sizes 0-1024 lose 1-2% by it (Sapphire
-	// Rapids guest, back-to-back calls). Nor a class of fixed cost with
-	// aligned stores between two unaligned ends (17 zmm stores for any
-	// size in (512, 1024], tried on the Zen 4 guest): it took random
-	// sizes 0-1024 from 0.84x glibc's to 0.98x for memset, but fixed
-	// sizes pay its 17 stores where the loop makes 8-16 (TSC ticks per
-	// call, same buffers, no 4 KiB aliasing: fill 520-700 bytes 25.3
-	// against 18.3; copy 520 bytes 25.3 against 14.1), and real
-	// programs' sizes there are a few repeated ones (1024, 944, 672;
-	// tests/data/profiles).
+	// split stores make copies to a misaligned dst slower than the loop,
+	// which aligns dst. Nor a class of fixed cost with aligned stores
+	// between two unaligned ends (17 zmm stores for any size in
+	// (512, 1024]): fixed sizes pay its 17 stores where the loop makes
+	// 8-16, and real programs' sizes there are a few repeated ones
+	// (tests/data/profiles) (docs/measurements/policy-evidence.md#avx512-registers).
 	static constexpr size_t move_in_registers = 512;
 	static constexpr size_t set_in_registers = 512;
 	// The 4-zmm copy loop inline: it once made gcc realign the stack for
 	// every size above 64 (a 64-byte-aligned frame for zmm spills), but
 	// since the loop keeps one head vector (copy_fwd_loop) neither gcc 12
-	// nor clang 14 gives memcpy_avx512 a frame at all (objdump). Against
-	// the loop behind the call, TSC ticks per call, medians of 61 trials,
-	// both load orders, twice, Zen 5 guest: copies of 513-520 B 6-20%
-	// faster, 600-1024 B 2-12%, 1.5-2 KiB 0-4%, 4-8 KiB level;
-	// uarch-bench mem (three runs each) within its noise, the zstd memmove
-	// replay (a quarter of its calls 1024 B) 1.08x.
+	// nor clang 14 gives memcpy_avx512 a frame at all (objdump). Inline,
+	// copies just above the register classes are faster and none slower
+	// (docs/measurements/policy-evidence.md#avx512-inline-loop).
 	static constexpr bool inline_loop = true;
 
 	// n < 64: bytes [0, min(n,32)) through the low mask, [32, n) through
-	// the high. No page check, unlike the fills: checking dst alone cost
-	// every copy below 64 bytes about a cycle, in uarch-bench mem (four
-	// runs each side) fixed sizes below 64 B from 1.08-1.17x glibc to
-	// 0.96-1.05x, the uniform and fleet mixes from 1.70-1.83x to
-	// 1.60-1.69x, the replays' geomean from 1.87-1.97x to 1.72-1.81x. So
-	// a copy whose dst window crosses a page pays the assist: pageend1-63
-	// (dst ending at a page's end) 0.14-0.79x glibc there against
-	// 1.63-1.70x with the check; about 120x where the next page is
-	// PROT_NONE. glibc's memmove uses no masks below 64 bytes. Again with
-	// paired rounds (uarch-bench at 18c4433, two runs each side, memcpy
-	// and memmove): fixed sizes below 64 B 1.10-1.12x -> 0.96-0.97x, the
-	// uniform mixes 2.05-2.06x -> 1.87-1.88x, the copy replays 1.62-1.66x
-	// -> 1.52-1.53x, pageend1-63 0.76-0.77x -> 1.56x.
+	// the high. No page check, unlike the fills: checking dst alone costs
+	// every copy below 64 bytes about a cycle, so a copy whose dst window
+	// crosses a page pays the assist instead, about 120x where the next
+	// page is PROT_NONE (docs/measurements/policy-evidence.md#avx512-copy-page).
+	// glibc's memmove uses no masks below 64 bytes.
 	static UARCH_INLINE void copy_masked_64(char *d, const char *s, size_t n)
 	{
 		uint64_t m = _bzhi_u64(~uint64_t(0), uint32_t(n));

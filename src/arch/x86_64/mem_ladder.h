@@ -27,10 +27,10 @@
 // without walking the compares of the classes between.
 //
 // Layout: every taken branch in the path of a call costs about as much
-// as the moves of a small class (Sapphire Rapids guest, back-to-back
-// calls: 0.3-0.5 ns each), so which class falls through matters; and
-// with branch targets 32-byte aligned (-falign-jumps=32, meson.build) a
-// taken branch to a small class costs no more than falling into it.
+// as the moves of a small class, so which class falls through matters;
+// and with branch targets 32-byte aligned (-falign-jumps=32, meson.build)
+// a taken branch to a small class costs no more than falling into it
+// (docs/measurements/policy-evidence.md#ladder-layout).
 //
 // vzeroupper is the compiler's: it clears the upper state on every path
 // out of a function that wrote a ymm/zmm0-15 register (the avx512 variants
@@ -108,14 +108,8 @@ UARCH_INLINE void *ladder_move(char *d, const char *s, size_t n)
 		// loaded before the size compares (as glibc's avx512 memmove
 		// does): the asm needs it in a register there, and the classes'
 		// loads of s reuse it. Its load is then under way while a
-		// mispredicted compare resolves. Zen 4 guest (family 0x19 model
-		// 0x11), TSC ticks per call against the same code loading it in
-		// each class, medians of 31 interleaved rounds of 64 Ki calls,
-		// four runs: the zstd memmove replay (128, 144, 212 and 1024 B in
-		// random order, every line split; 0.93-0.98x glibc before)
-		// 1.02-1.06x as fast, random sizes 0-256 1.02-1.08x, 0-1024
-		// 0.99-1.05x; fixed 1024 B 0.98x (three runs); fixed sizes
-		// 1 B-4 KiB otherwise and six other replays level within noise.
+		// mispredicted compare resolves
+		// (docs/measurements/policy-evidence.md#ladder-first-vector).
 		typename T::V::T first = T::V::load(s);
 		__asm__("" : : "v"(first));
 		return move_from_class<T, 64>(d, s, n);   // [64, 128] first: head_tail<V, 1> takes n == 64
@@ -184,20 +178,14 @@ UARCH_INLINE void *set_from_class(char *d, typename T::V::T v, uint8_t c, size_t
 // class is known, in ascending order: the classes are (64, 128],
 // (128, 256], (256, 512], then the 4-vector loop over the middle
 // [4w, n - 4w) at w-aligned addresses, inline below the rep stosb and
-// non-temporal windows, and the tail after it. Against the ladder's shape
-// (all compares first, the loop behind a call), TSC ticks per call, median
-// of 25 trials of 64 Ki calls, Emerald Rapids guest: random sizes 0-1024
-// 0.88-0.94x the time (dst+1: 0.89-0.90x), 0-256 0.95-0.99x, fixed sizes
-// 512-4096 within 5% either way.
+// non-temporal windows, and the tail after it. It takes less time than
+// the ladder's shape (all compares first, the loop behind a call) for
+// random sizes, and no more for fixed ones
+// (docs/measurements/policy-evidence.md#ladder-set-nested).
 // Store order matters to a misaligned dst, whose every vector splits two
-// lines: ascending, each store shares a line with the one before. The
-// shape before stored head and tail in pairs (d, d+n-w, d+w, d+n-2w, ...);
-// on the Zen 4 guest (family 0x19 model 0x11) its fills to dst+1 of
-// 200-512 bytes took 16.2 TSC ticks where glibc's and this shape took
-// 13.4 (384 B; 512 B 15.5 against 12.7; medians of 31 trials of 10^4
-// calls), and in uarch-bench mem fixed 255-2048 B to dst+1 ran
-// 0.85-0.95x glibc in two full runs; random sizes 64-512 were level
-// (15.2 ticks, glibc 15.8), dst aligned alike.
+// lines: ascending, each store shares a line with the one before; head
+// and tail stored in pairs (d, d+n-w, d+w, d+n-2w, ...) made fills to
+// dst+1 slower (docs/measurements/policy-evidence.md#ladder-store-order).
 // Keeps the compiler from ending the class it closes with a jump into
 // another class's identical last store and return (gcc's cross-jumping
 // made (2w, 4w] jump to (w, 2w]'s "store d + n - w; ret"): a taken branch
@@ -241,20 +229,11 @@ UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 {
 	if constexpr (T::masked_small) {
 		// n == 64 in the masked class, unlike the copies': fills of up to
-		// 64 bytes are most of the calls real programs make (CPython's
-		// test_json 84%, node 91%; tests/data/profiles), and where their
-		// order is random this compare mispredicts on its rarer side: with
-		// 64 B (8% of test_json's calls) here it splits them 84:16, where
-		// n < 64 split them 75:25. uarch-bench mem at
-		// 46a5e3d against the same with n < 64 here, Zen 4 guest (family
-		// 0x19 model 0x11), two runs each: the python-json memset replay
-		// 0.99x glibc -> 1.07-1.09x, python-buffers 0.98-0.99x -> 1.02-1.03x,
-		// random sizes 0-64 1.00x -> 1.14x; the price is fixed 64 B fills
-		// to a misaligned dst, 0.89-0.96x (four runs) where the vector
-		// class ran 0.93-1.00x (its two plain stores against two masked
-		// ones); the other rows within their noise. Letting the masked
-		// class fall through instead made most fixed fills of 3-256 B to
-		// an aligned dst 0.86-0.92x glibc.
+		// 64 bytes are most of the calls real programs make
+		// (tests/data/profiles), and where their order is random this
+		// compare mispredicts on its rarer side, less often with 64 B here
+		// than with n < 64; the masked class is not the fall-through
+		// (docs/measurements/policy-evidence.md#ladder-small-fills).
 		if (__builtin_expect(n <= 64, 0)) {   // unlikely for the layout, as in ladder_move
 			T::set_masked_64(d, uint8_t(c), n);
 			return d;
