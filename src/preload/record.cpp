@@ -13,6 +13,21 @@
 // fixed static pool with one atomic add; threads beyond the pool keep a
 // null block and count into a shared overflow block with atomic adds.
 // No heap, no stdio: the file is written with raw system calls.
+//
+// memcmp, bcmp, strlen and strcmp are counted too (calls, bytes) and passed
+// on to the C library's, found at load.
+//
+// Trace mode (UARCH_PROF_TRACE=N, UARCH_PROF_TRACE_KEEP=first|last, set by
+// uarch-prof --trace): every call of the memcpy family also takes an index
+// from a process-wide counter (one atomic add) and, within the budget of N
+// (the first N, or the last N in a ring), fills a record in a region mapped
+// at load: entry, dst, src, size, thread id and the ticks since the thread's
+// previous call (rdtsc on x86-64, cntvct_el0 on arm64: no system call). The
+// fast path above is then left unset (tls_block stays null), so every call
+// takes the slow path and counting-only mode pays nothing for the trace.
+// The file (record_format.h) is written beside the profile, with the tick
+// frequency, the process's CPU time and the cost recording adds to a call,
+// timed then on a scratch record.
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +39,8 @@
 #include "dispatch/libc_names.h"
 #include "sys/sys.h"
 #include "preload/record_format.h"
+
+extern "C" int __register_atfork(void (*prepare)(), void (*parent)(), void (*child)(), void *dso_handle);
 
 namespace {
 
@@ -43,6 +60,11 @@ uint32_t overflow_threads;       // this process's threads counting into the las
 // pool (overflow set): the hot path's one test sends both to note_slow.
 __thread Block *tls_block __attribute__((tls_model("initial-exec")));
 __thread bool tls_overflow __attribute__((tls_model("initial-exec")));
+// The thread's block, also in trace mode (where tls_block stays null).
+__thread Block *tls_own __attribute__((tls_model("initial-exec")));
+// Trace mode: the tick of the thread's previous call, and its kernel id.
+__thread uint64_t tls_last_tick __attribute__((tls_model("initial-exec")));
+__thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
 
 char out_prefix[4096];           // from UARCH_PROF_OUT at load; empty: write nothing
 char own_path[sizeof out_prefix + 32];   // the file this image wrote; empty: none yet
@@ -86,21 +108,117 @@ inline void note_into(Block *b, Entry e, OpIndex op, const void *d, const void *
 	}
 }
 
-// A thread's first call (claims a block) and every call of a thread beyond
-// the pool (atomic adds into the overflow block).
-__attribute__((noinline)) void note_slow(Entry e, OpIndex op, const void *d, const void *s, size_t n)
+#if defined(__x86_64__)
+enum : long { nr_write = 1, nr_mmap = 9, nr_getpid = 39, nr_getrusage = 98, nr_gettid = 186, nr_exit_group = 231 };
+#elif defined(__aarch64__)
+enum : long { nr_write = 64, nr_mmap = 222, nr_getpid = 172, nr_getrusage = 165, nr_gettid = 178, nr_exit_group = 94 };
+#endif
+
+inline uint64_t ticks()
 {
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return lo | uint64_t(hi) << 32;
+#else
+	uint64_t v;
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#endif
+}
+
+// The trace's records; budget 0: not tracing.
+struct Trace {
+	TraceRecord *rec;
+	uint64_t budget;
+	uint64_t next;       // calls so far: the next call's index
+	bool ring;           // keep the last `budget` (else the first)
+};
+Trace trace;
+
+// One call into t: its index, then (within the budget) its record, seq
+// stored last so that a reader can tell a complete record.
+inline void trace_into(Trace &t, Entry e, const void *d, const void *s, size_t n)
+{
+	uint64_t now = ticks(), last = tls_last_tick;
+	tls_last_tick = now;
+	uint64_t i = __atomic_fetch_add(&t.next, 1, __ATOMIC_RELAXED), slot = i;
+	if (i >= t.budget) {
+		if (!t.ring)
+			return;
+		slot = i % t.budget;
+	}
+	TraceRecord *r = &t.rec[slot];
+	__atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
+	r->dst = uint64_t(uintptr_t(d));
+	r->src = uint64_t(uintptr_t(s));
+	r->size = n;
+	r->gap = last ? now - last : 0;
+	r->tid = tls_tid;
+	r->entry = e;
+	__atomic_store_n(&r->seq, i + 1, __ATOMIC_RELEASE);
+}
+
+// The thread's block, claimed at its first call; *shared: the overflow
+// block (a thread beyond the pool), whose adds must be atomic.
+inline Block *own_block(bool *shared)
+{
+	if (Block *b = tls_own)
+		return b;
 	if (!tls_overflow) {
+		tls_tid = uint32_t(uarch::sys::call6(nr_gettid));
 		uint32_t i = __atomic_fetch_add(&pool_used, 1, __ATOMIC_RELAXED);
 		if (i < pool_blocks) {
-			tls_block = &pool[i];
-			note_into<false>(tls_block, e, op, d, s, n);
-			return;
+			tls_own = &pool[i];
+			if (!trace.budget)
+				tls_block = tls_own;
+			return tls_own;
 		}
 		tls_overflow = true;
 		__atomic_fetch_add(&overflow_threads, 1, __ATOMIC_RELAXED);
 	}
-	note_into<true>(&pool[pool_blocks], e, op, d, s, n);
+	*shared = true;
+	return &pool[pool_blocks];
+}
+
+// A thread's first call (claims a block), every call of a thread beyond
+// the pool (atomic adds into the overflow block), and every call in trace
+// mode.
+__attribute__((noinline)) void note_slow(Entry e, OpIndex op, const void *d, const void *s, size_t n)
+{
+	bool shared = false;
+	Block *b = own_block(&shared);
+	if (shared)
+		note_into<true>(b, e, op, d, s, n);
+	else
+		note_into<false>(b, e, op, d, s, n);
+	if (trace.budget)
+		trace_into(trace, e, d, s, n);
+}
+
+template <bool Shared>
+inline void note_cmp_into(Block *b, CmpIndex c, size_t n)
+{
+	add<Shared>(&b->c.cmp.calls[c]);
+	add<Shared>(&b->c.cmp.bytes[c], n);
+}
+
+__attribute__((noinline)) void note_cmp_slow(CmpIndex c, size_t n)
+{
+	bool shared = false;
+	Block *b = own_block(&shared);
+	if (shared)
+		note_cmp_into<true>(b, c, n);
+	else
+		note_cmp_into<false>(b, c, n);
+}
+
+inline void note_cmp(CmpIndex c, size_t n)
+{
+	if (Block *b = tls_block)
+		note_cmp_into<false>(b, c, n);
+	else
+		note_cmp_slow(c, n);
 }
 
 inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
@@ -110,12 +228,6 @@ inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
 	else
 		note_slow(e, op, d, s, n);
 }
-
-#if defined(__x86_64__)
-enum : long { nr_write = 1, nr_getpid = 39, nr_gettid = 186, nr_exit_group = 231 };
-#elif defined(__aarch64__)
-enum : long { nr_write = 64, nr_getpid = 172, nr_gettid = 178, nr_exit_group = 94 };
-#endif
 
 bool write_all(long fd, const void *p, uint64_t n)
 {
@@ -207,9 +319,15 @@ void write_merged(long pid)
 		for (uint32_t op = 0; op < p_op_count; op++)
 			for (uint32_t k = 0; k < size_slots; k++)
 				calls += __atomic_load_n(&pool[i].c.op[op].size[k], __ATOMIC_RELAXED);
-		if (!calls)
+		uint64_t compared = 0;
+		for (uint32_t k = 0; k < cmp_count; k++)
+			compared += __atomic_load_n(&pool[i].c.cmp.calls[k], __ATOMIC_RELAXED);
+		if (!calls && !compared)
 			continue;   // a thread that forked away, or reset in a child
-		threads += i == pool_blocks ? __atomic_load_n(&overflow_threads, __ATOMIC_RELAXED) : 1;
+		// threads: those that called the memcpy family (a thread that only
+		// compared adds its counts, not itself).
+		if (calls)
+			threads += i == pool_blocks ? __atomic_load_n(&overflow_threads, __ATOMIC_RELAXED) : 1;
 		for (size_t k = 0; k < words; k++)
 			m[k] += __atomic_load_n(&w[k], __ATOMIC_RELAXED);
 	}
@@ -232,6 +350,128 @@ void write_merged(long pid)
 		return;
 	if (write_all(fd, &h, sizeof h))
 		write_all(fd, &merged, sizeof merged);
+	uarch::sys::close(fd);
+}
+
+struct Timespec {
+	long sec, nsec;
+};
+
+uint64_t monotonic_ns()
+{
+	Timespec t = {0, 0};
+	uarch::sys::call6(uarch::sys::nr_clock_gettime, 1 /* CLOCK_MONOTONIC */, long(&t));
+	return uint64_t(t.sec) * 1000000000u + uint64_t(t.nsec);
+}
+
+uint64_t load_ticks, load_ns;   // at load (and where a fork child starts: the same clocks)
+
+// Ticks per second: arm64 says so (cntfrq_el0); on x86-64 the TSC is timed
+// against CLOCK_MONOTONIC from load to now, over 2 ms at least.
+uint64_t tick_hz()
+{
+#if defined(__aarch64__)
+	uint64_t f;
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(f));
+	return f;
+#else
+	uint64_t ns, t;
+	do {
+		t = ticks();
+		ns = monotonic_ns();
+	} while (ns - load_ns < 2000000);
+	return uint64_t(double(t - load_ticks) * 1e9 / double(ns - load_ns));
+#endif
+}
+
+uint64_t cpu_time_ns()
+{
+	struct Timeval {
+		long sec, usec;
+	};
+	struct {
+		Timeval utime, stime;
+		long rest[14];
+	} ru;   // struct rusage
+	zero_words(&ru, sizeof ru);
+	if (uarch::sys::call6(nr_getrusage, 0 /* RUSAGE_SELF */, long(&ru)) != 0)
+		return 0;
+	return uint64_t(ru.utime.sec + ru.stime.sec) * 1000000000u + uint64_t(ru.utime.usec + ru.stime.usec) * 1000u;
+}
+
+// The ticks recording adds to one call, 16 times over: small copies
+// through the trace path (counted into a scratch block, recorded into a
+// scratch ring) against the same copies alone; the faster of 5 runs each.
+Block scratch_block;
+TraceRecord scratch_rec[64];
+alignas(64) char cal_dst[128], cal_src[128];
+
+__attribute__((noinline)) void cal_traced(Trace &t, uint32_t k)
+{
+	note_into<false>(&scratch_block, e_memcpy, p_memcpy, cal_dst, cal_src, k & 63);
+	trace_into(t, e_memcpy, cal_dst, cal_src, k & 63);
+	uarch::bound_memcpy(cal_dst, cal_src, k & 63);
+}
+
+__attribute__((noinline)) void cal_plain(Trace &, uint32_t k) { uarch::bound_memcpy(cal_dst, cal_src, k & 63); }
+
+uint64_t overhead_ticks_x16()
+{
+	Trace t = {scratch_rec, 64, 0, true};
+	uint64_t keep_tick = tls_last_tick;
+	constexpr uint32_t calls = 4096;
+	uint64_t best[2] = {~uint64_t(0), ~uint64_t(0)};
+	for (int run = 0; run < 6; run++)   // the first run warms up
+		for (int side = 0; side < 2; side++) {
+			void (*volatile fn)(Trace &, uint32_t) = side ? cal_traced : cal_plain;
+			void (*f)(Trace &, uint32_t) = fn;
+			uint64_t t0 = ticks();
+			for (uint32_t k = 0; k < calls; k++)
+				f(t, k);
+			uint64_t dt = ticks() - t0;
+			if (run && dt < best[side])
+				best[side] = dt;
+		}
+	tls_last_tick = keep_tick;
+	return best[1] > best[0] ? (best[1] - best[0]) * 16 / calls : 0;
+}
+
+// The trace beside the profile: own_path with .utrace for .uprof (the
+// profile's O_EXCL create made the name this image's).
+void write_trace(long pid)
+{
+	if (!trace.budget || !own_path[0])
+		return;
+	char path[sizeof own_path];
+	size_t l = 0;
+	for (; own_path[l]; l++)
+		path[l] = own_path[l];
+	if (l < 6)
+		return;
+	l -= 6;   // ".uprof"
+	for (const char *x = ".utrace"; *x; x++)
+		path[l++] = *x;
+	path[l] = 0;
+	enum : long { o_wronly = 01, o_creat = 0100, o_trunc = 01000, o_cloexec = 02000000 };
+	long fd = uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(path),
+				    o_wronly | o_creat | o_trunc | o_cloexec, 0644);
+	if (fd < 0)
+		return;
+	uint64_t calls = __atomic_load_n(&trace.next, __ATOMIC_ACQUIRE);
+	uint64_t n = calls < trace.budget ? calls : trace.budget;
+	uint64_t first = calls - n;   // the index of the oldest call kept
+	if (!trace.ring)
+		first = 0;
+	uint64_t complete = 0;
+	for (uint64_t k = 0; k < n; k++)
+		complete += __atomic_load_n(&trace.rec[(first + k) % trace.budget].seq, __ATOMIC_ACQUIRE) == first + k + 1;
+	TraceHeader h = {{'U', 'A', 'R', 'C', 'H', 'T', 'R', 'C'}, trace_version, sizeof(TraceHeader),
+			 sizeof(TraceRecord), trace.ring ? keep_last : keep_first, trace.budget, tick_hz(),
+			 cpu_time_ns(), calls, n, calls - complete, uint64_t(pid), load_ns, overhead_ticks_x16()};
+	uint64_t at = first % trace.budget;   // ring: the oldest, then around
+	uint64_t tail = n < trace.budget - at ? n : trace.budget - at;
+	if (write_all(fd, &h, sizeof h) && write_all(fd, &trace.rec[at], tail * sizeof(TraceRecord)))
+		write_all(fd, &trace.rec[0], (n - tail) * sizeof(TraceRecord));
 	uarch::sys::close(fd);
 }
 
@@ -259,6 +499,7 @@ void write_profile()
 		uarch::sys::call6(uarch::sys::nr_sched_yield);
 	}
 	write_merged(pid);
+	write_trace(pid);
 	__atomic_store_n(&writer_tid, 0, __ATOMIC_RELEASE);
 }
 
@@ -271,6 +512,8 @@ void reset_in_child()
 	for (uint32_t i = 0; i < used; i++)
 		zero_words(&pool[i].c, sizeof pool[i].c);
 	overflow_threads = tls_overflow ? 1 : 0;
+	trace.next = 0;   // the child's calls from index 0; the parent's records stay unread
+	tls_tid = uint32_t(uarch::sys::call6(nr_gettid));
 	own_path[0] = 0;
 	writer_tid = 0;   // another thread of the parent's may have been writing
 	owner_pid = uarch::sys::call6(nr_getpid);
@@ -287,6 +530,13 @@ ExecveFn next_execve, next_execvpe;
 ExecvFn next_execv, next_execvp;
 FexecveFn next_fexecve;
 ExitFn next_exit;
+// The C library's comparisons, which the recorder's names pass on to.
+using MemcmpFn = int (*)(const void *, const void *, size_t);
+using StrlenFn = size_t (*)(const char *);
+using StrcmpFn = int (*)(const char *, const char *);
+MemcmpFn next_memcmp, next_bcmp;
+StrlenFn next_strlen;
+StrcmpFn next_strcmp;
 
 template <class Fn>
 void find_next(Fn *fn, const char *name)
@@ -299,31 +549,78 @@ extern "C" char **environ;
 // UARCH_PROF_OUT names where files are created: ignored in a set-id or
 // file-capability program (AT_SECURE), as the tunables are, where the
 // library came in through /etc/ld.so.preload.
-__attribute__((constructor(102))) void record_init()
+// The value of the environment variable key ("NAME="), or null.
+const char *env_value(const char *key)
 {
-	const char *key = "UARCH_PROF_OUT=";
 	for (char **e = getauxval(AT_SECURE) ? nullptr : environ; e && *e; e++) {
 		const char *v = *e, *k = key;
 		while (*k && *v == *k)
 			v++, k++;
-		if (*k)
-			continue;
+		if (!*k)
+			return v;
+	}
+	return nullptr;
+}
+
+bool same_text(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+// UARCH_PROF_TRACE=N (1 to 2^32 records) maps the trace's region, N
+// records, touched only as calls fill it; no region (a bad N, or mmap
+// failed): no trace.
+void trace_init()
+{
+	const char *v = env_value("UARCH_PROF_TRACE="), *keep = env_value("UARCH_PROF_TRACE_KEEP=");
+	if (!v || !*v)
+		return;
+	uint64_t n = 0;
+	for (; *v >= '0' && *v <= '9' && n <= (uint64_t(1) << 32); v++)
+		n = n * 10 + uint64_t(*v - '0');
+	if (*v || !n || n > (uint64_t(1) << 32))
+		return;
+	enum : long { map_private = 0x02, map_anonymous = 0x20, map_noreserve = 0x4000 };
+	long m = uarch::sys::call6(nr_mmap, 0, long(n * sizeof(TraceRecord)), uarch::sys::prot_read | uarch::sys::prot_write,
+				   map_private | map_anonymous | map_noreserve, -1, 0);
+	if (uarch::sys::failed(m))
+		return;
+	trace.rec = reinterpret_cast<TraceRecord *>(m);
+	trace.ring = keep && same_text(keep, "last");
+	load_ticks = ticks();
+	load_ns = monotonic_ns();
+	__atomic_store_n(&trace.budget, n, __ATOMIC_RELEASE);
+}
+
+__attribute__((constructor(102))) void record_init()
+{
+	if (const char *v = env_value("UARCH_PROF_OUT=")) {
 		size_t l = 0;
 		while (v[l] && l < sizeof out_prefix - 1) {
 			out_prefix[l] = v[l];
 			l++;
 		}
 		out_prefix[l] = 0;
-		break;
 	}
 	owner_pid = uarch::sys::call6(nr_getpid);
-	pthread_atfork(nullptr, nullptr, reset_in_child);
+	if (out_prefix[0])
+		trace_init();
+	// glibc's own registration: pthread_atfork is a stub in
+	// libc_nonshared.a that carries no CET marking and needs the start
+	// files' __dso_handle (no handle: the recorder is never unloaded).
+	__register_atfork(nullptr, nullptr, reset_in_child, nullptr);
 	find_next(&next_execve, "execve");
 	find_next(&next_execvpe, "execvpe");
 	find_next(&next_execv, "execv");
 	find_next(&next_execvp, "execvp");
 	find_next(&next_fexecve, "fexecve");
 	find_next(&next_exit, "_exit");
+	find_next(&next_memcmp, "memcmp");
+	find_next(&next_bcmp, "bcmp");
+	find_next(&next_strlen, "strlen");
+	find_next(&next_strcmp, "strcmp");
 }
 
 __attribute__((destructor(102))) void record_fini() { write_profile(); }
@@ -333,6 +630,19 @@ __attribute__((destructor(102))) void record_fini() { write_profile(); }
 #define EXPORT __attribute__((visibility("default")))
 
 extern "C" {
+
+// memcmp's order; strings: stop after a null.
+static int byte_compare(const void *a, const void *b, size_t n, bool strings = false)
+{
+	const unsigned char *x = static_cast<const unsigned char *>(a), *y = static_cast<const unsigned char *>(b);
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+		if (strings && !x[i])
+			break;
+	}
+	return 0;
+}
 
 // The three names most calls take: the slow path is a tail call, so the
 // fast one needs no stack frame.
@@ -379,6 +689,50 @@ EXPORT void *memset(void *d, int c, size_t n)
 		return memset_slow(d, c, n);
 	note_into<false>(b, e_memset, p_memset, d, nullptr, n);
 	return uarch::bound_memset(d, c, n);
+}
+
+// The comparisons: counted, then the C library's. Before the constructor
+// found it (another library's constructor that ran first), a byte loop.
+EXPORT int memcmp(const void *a, const void *b, size_t n)
+{
+	note_cmp(c_memcmp, n);
+	if (MemcmpFn f = next_memcmp)
+		return f(a, b, n);
+	return byte_compare(a, b, n);
+}
+
+EXPORT int bcmp(const void *a, const void *b, size_t n)
+{
+	note_cmp(c_bcmp, n);
+	if (MemcmpFn f = next_bcmp)
+		return f(a, b, n);
+	return byte_compare(a, b, n);
+}
+
+EXPORT size_t strlen(const char *s)
+{
+	size_t n = 0;
+	if (StrlenFn f = next_strlen)
+		n = f(s);
+	else
+		while (s[n])
+			n++;
+	note_cmp(c_strlen, n);
+	return n;
+}
+
+EXPORT int strcmp(const char *a, const char *b)
+{
+	int r;
+	if (StrcmpFn f = next_strcmp)
+		r = f(a, b);
+	else
+		r = byte_compare(a, b, ~size_t(0), true);
+	size_t n = 1;   // the bytes up to the first that differs or the null, counted after the call
+	while (a[n - 1] == b[n - 1] && a[n - 1])
+		n++;
+	note_cmp(c_strcmp, n);
+	return r;
 }
 
 } // extern "C"

@@ -5,7 +5,8 @@ valgrind's callgrind at two call counts. The difference of the two totals
 over the difference of the counts is what one call costs (start-up, the
 warm-up loop and the profile written at exit cancel out); the recorder's
 figure less the plain one is what recording adds, and it must not exceed
-UARCH_PROF_MAX_INSNS. Instructions, not nanoseconds: the count does not
+UARCH_PROF_MAX_INSNS. The same in trace mode (UARCH_PROF_TRACE, every
+call recorded in order), against UARCH_PROF_MAX_TRACE_INSNS. Instructions, not nanoseconds: the count does not
 drift with the machine's load, a timing does (uarch-bench mem --preload
 libuarch_record.so measures the time).
 
@@ -18,15 +19,20 @@ if not valgrind or not os.access(valgrind, os.X_OK):
     sys.exit(1)
 bench, preload, record = (os.path.abspath(p) for p in (bench, preload, record))
 limit = int(os.environ.get("UARCH_PROF_MAX_INSNS", "18"))
+trace_limit = int(os.environ.get("UARCH_PROF_MAX_TRACE_INSNS", "130"))
 lo, hi = 100000, 300000
 
 
-def instructions(lib, calls, d):
-    """Instructions the whole process executed, and the profiles it wrote."""
-    out = os.path.join(d, f"cg.{os.path.basename(lib)}.{calls}")
-    prof = os.path.join(d, f"prof.{os.path.basename(lib)}.{calls}")
+def instructions(lib, calls, d, trace=False):
+    """Instructions the whole process executed, and the profiles (traces) it wrote."""
+    tag = f"{os.path.basename(lib)}.{calls}{'.trace' if trace else ''}"
+    out = os.path.join(d, f"cg.{tag}")
+    prof = os.path.join(d, f"prof.{tag}")
     os.mkdir(prof)
     env = dict(os.environ, LD_PRELOAD=lib, UARCH_PROF_OUT=prof + "/")
+    env.pop("UARCH_PROF_TRACE", None)
+    if trace:
+        env.update(UARCH_PROF_TRACE=str(hi + 200000), UARCH_PROF_TRACE_KEEP="first")
     r = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, bench, str(calls)],
                        env=env, capture_output=True, text=True)
     if r.returncode != 0:
@@ -34,7 +40,7 @@ def instructions(lib, calls, d):
         sys.exit(1)
     for line in open(out):
         if line.startswith("totals:"):
-            return int(line.split()[1]), glob.glob(prof + "/*.uprof")
+            return int(line.split()[1]), glob.glob(prof + ("/*.utrace" if trace else "/*.uprof"))
     print(f"prof_overhead: no totals line in {out}")
     sys.exit(1)
 
@@ -53,9 +59,16 @@ with tempfile.TemporaryDirectory() as d:
         if lib == preload and (pa or pb):
             print("prof_overhead: the plain preload library wrote a profile")
             sys.exit(1)
+    (a, ta), (b, tb) = instructions(record, lo, d, True), instructions(record, hi, d, True)
+    if not (ta and tb):
+        print("prof_overhead: the recorder wrote no trace")
+        sys.exit(1)
+    traced = (b - a) / (hi - lo)
 added = per_call[record] - per_call[preload]
+trace_added = traced - per_call[preload]
 print(f"recording adds {added:.2f} instructions per call (limit {limit})")
-if per_call[preload] <= 0 or added < 0:
+print(f"recording a trace adds {trace_added:.2f} instructions per call (limit {trace_limit})")
+if per_call[preload] <= 0 or added < 0 or trace_added < added:
     print("prof_overhead: the counts are not plausible")
     sys.exit(1)
-sys.exit(0 if added <= limit else 1)
+sys.exit(0 if added <= limit and trace_added <= trace_limit else 1)

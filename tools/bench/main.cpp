@@ -20,7 +20,9 @@ static int usage()
 		"  mem    uarch_memcpy/memmove/memset against the C library's, in paired rounds\n"
 		"         (--benchmark_repetitions=N: N rounds a case;\n"
 		"          --preload LIB: libuarch.so's against LIB's memcpy/memmove/memset;\n"
-		"          --profile FILE...: replay uarch-prof profiles, glibc against uarch and each variant)\n"
+		"          --profile FILE...: replay uarch-prof profiles, glibc against uarch and each variant;\n"
+		"          --trace FILE: replay a uarch-prof --trace in its order, glibc against uarch,\n"
+		"          with the predicted end-to-end ratio; --trace-dump: print the replayed calls)\n"
 		"  sync   barriers and prefetch against their usual forms\n"
 		"  idle   wait/wake latency against a plain futex\n");
 	return 0;

@@ -1,9 +1,13 @@
 // uarch-prof: record which memcpy/memmove/memset calls a program makes, and
 // report them.
-//   uarch-prof [-o FILE] -- PROGRAM ARGS...   run PROGRAM (and its children)
-//       under libuarch_record.so; each process leaves a file at exit; they
-//       are merged into FILE (default uarch.uprof). Exit status: PROGRAM's.
+//   uarch-prof [-o FILE] [--trace N [--trace-keep first|last]] -- PROGRAM ARGS...
+//       run PROGRAM (and its children) under libuarch_record.so; each
+//       process leaves a file at exit; they are merged into FILE (default
+//       uarch.uprof). --trace N: each process also records its calls in
+//       order, N at most (the first N, the default, or the last N), merged
+//       into FILE's stem + .utrace. Exit status: PROGRAM's.
 //   uarch-prof report [--json] [--plot FILE.png] FILE...
+//   uarch-prof report [--dump] TRACE...
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include "common/gnuplot.h"
 #include "common/stdout_check.h"
 #include "profile.h"
+#include "trace.h"
 
 using namespace uarch::prof;
 
@@ -33,10 +38,16 @@ int fail(const std::string &msg)
 
 int usage()
 {
-	printf("usage: uarch-prof [-o FILE] -- PROGRAM ARGS...\n"
+	printf("usage: uarch-prof [-o FILE] [--trace N [--trace-keep first|last]] -- PROGRAM ARGS...\n"
 	       "       uarch-prof report [--json] [--plot FILE.png] FILE...\n"
+	       "       uarch-prof report [--dump] FILE.utrace...\n"
 	       "Records the memcpy/memmove/memset calls of PROGRAM and its children\n"
-	       "(sizes, alignments, memmove overlap, threads) into FILE (default uarch.uprof).\n");
+	       "(sizes, alignments, memmove overlap, threads), and the calls and bytes of\n"
+	       "memcmp, bcmp, strlen and strcmp, into FILE (default uarch.uprof).\n"
+	       "--trace N: also the calls in their order (op, dst, src, size, thread, time since\n"
+	       "the thread's previous call), at most N a process: the first N (--trace-keep first,\n"
+	       "the default) or the last N; into FILE's stem + .utrace (uarch-bench mem --trace\n"
+	       "replays it).\n");
 	return 0;
 }
 
@@ -53,15 +64,62 @@ std::string record_library()
 		std::string dir(self);
 		dir.erase(dir.rfind('/'));
 		// The build tree: tools/prof/uarch-prof beside libuarch_record.so two up.
-		if (exists(dir + "/../../libuarch_record.so"))
-			return dir + "/../../libuarch_record.so";
+		for (const char *name : {"/../../libuarch_record.so", "/../../libuarch_record.so.0"})
+			if (exists(dir + name))
+				return dir + name;
 	}
 	return UARCH_RECORD_INSTALLED;
 }
 
+// FILE's stem + .utrace (FILE.utrace where FILE has no .uprof).
+std::string trace_path(const std::string &out)
+{
+	size_t n = out.size();
+	bool uprof = n > 6 && out.compare(n - 6, 6, ".uprof") == 0;
+	return (uprof ? out.substr(0, n - 6) : out) + ".utrace";
+}
+
+// The processes' traces, by start time, into one file; what it holds and
+// what recording cost, on stderr.
+void merge_traces(const std::vector<std::string> &paths, const std::string &out)
+{
+	std::vector<TraceSection> all;
+	for (const std::string &p : paths) {
+		std::vector<TraceSection> s;
+		std::string why;
+		if (!load_trace(p, &s, &why))
+			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", p.c_str(), why.c_str());
+		else
+			all.insert(all.end(), s.begin(), s.end());
+	}
+	if (all.empty()) {
+		fprintf(stderr, "uarch-prof: no process wrote a trace; %s not written\n", out.c_str());
+		return;
+	}
+	std::stable_sort(all.begin(), all.end(),
+			 [](const TraceSection &a, const TraceSection &b) { return a.header.start_ns < b.header.start_ns; });
+	std::string why;
+	if (!save_trace(out, all, &why)) {
+		fprintf(stderr, "uarch-prof: %s: %s\n", out.c_str(), why.c_str());
+		return;
+	}
+	uint64_t calls = 0, kept = 0;
+	double cost = 0;
+	for (const TraceSection &s : all) {
+		calls += s.header.calls;
+		kept += s.rec.size();
+		cost += overhead_ns(s.header) * double(s.header.calls);
+	}
+	fprintf(stderr,
+		"uarch-prof: trace: %llu of %llu calls recorded (%llu dropped), %zu process(es), into %s\n"
+		"uarch-prof: trace: recording cost about %.1f ns a call (timed at each process's exit)\n",
+		(unsigned long long)kept, (unsigned long long)calls, (unsigned long long)(calls - kept), all.size(),
+		out.c_str(), calls ? cost / double(calls) : 0.0);
+}
+
 int record(int argc, char **argv)
 {
-	std::string out = "uarch.uprof";
+	std::string out = "uarch.uprof", trace_n, keep = "first";
 	int i = 1;
 	for (; i < argc; i++) {
 		std::string a = argv[i];
@@ -69,7 +127,15 @@ int record(int argc, char **argv)
 			i++;
 			break;
 		}
-		if (a == "-o" && i + 1 < argc)
+		if (a == "--trace" && i + 1 < argc)
+			trace_n = argv[++i];
+		else if (a.rfind("--trace=", 0) == 0)
+			trace_n = a.substr(8);
+		else if (a == "--trace-keep" && i + 1 < argc)
+			keep = argv[++i];
+		else if (a.rfind("--trace-keep=", 0) == 0)
+			keep = a.substr(13);
+		else if (a == "-o" && i + 1 < argc)
 			out = argv[++i];
 		else if (a.rfind("-o", 0) == 0 && a.size() > 2)
 			out = a.substr(2);
@@ -80,6 +146,15 @@ int record(int argc, char **argv)
 	}
 	if (i >= argc)
 		return fail("no program to run (uarch-prof [-o FILE] -- PROGRAM ARGS...)");
+	if (!trace_n.empty()) {
+		char *end = nullptr;
+		errno = 0;
+		unsigned long long n = strtoull(trace_n.c_str(), &end, 10);
+		if (errno || end == trace_n.c_str() || *end || trace_n[0] == '-' || n < 1 || n > (1ull << 32))
+			return fail("--trace wants a count of calls a process, 1 to 4294967296, got '" + trace_n + "'");
+	}
+	if (keep != "first" && keep != "last")
+		return fail("--trace-keep wants first or last, got '" + keep + "'");
 	std::string lib = record_library();
 	if (!exists(lib))
 		return fail(lib + ": recording library not found (set UARCH_RECORD_LIB)");
@@ -96,6 +171,17 @@ int record(int argc, char **argv)
 	std::string prefix = std::string(abs ? abs : parts.c_str()) + "/";
 	free(abs);
 	setenv("UARCH_PROF_OUT", prefix.c_str(), 1);
+	if (!trace_n.empty()) {
+		setenv("UARCH_PROF_TRACE", trace_n.c_str(), 1);
+		setenv("UARCH_PROF_TRACE_KEEP", keep.c_str(), 1);
+		// Refused now rather than after the program ran.
+		int tfd = open(trace_path(out).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (tfd < 0)
+			return fail(trace_path(out) + ": " + strerror(errno));
+		close(tfd);
+	} else {
+		unsetenv("UARCH_PROF_TRACE");
+	}
 	const char *pre = getenv("LD_PRELOAD");
 	std::string preload = lib + (pre && *pre ? std::string(":") + pre : "");
 	setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -118,9 +204,14 @@ int record(int argc, char **argv)
 	Profile all{};
 	DIR *d = opendir(parts.c_str());
 	int files = 0;
+	std::vector<std::string> traces;
 	if (d) {
 		while (dirent *e = readdir(d)) {
 			std::string name = e->d_name;
+			if (name.size() > 7 && name.compare(name.size() - 7, 7, ".utrace") == 0) {
+				traces.push_back(parts + "/" + name);
+				continue;
+			}
 			if (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0)
 				continue;
 			Profile p;
@@ -136,6 +227,11 @@ int record(int argc, char **argv)
 		}
 		closedir(d);
 	}
+	std::sort(traces.begin(), traces.end());
+	if (!trace_n.empty())
+		merge_traces(traces, trace_path(out));
+	for (const std::string &t : traces)
+		unlink(t.c_str());
 	rmdir(parts.c_str());
 	if (!files) {   // FILE, if it exists, is left as it was
 		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or killed by a signal?); %s not written\n",
@@ -189,6 +285,15 @@ void report_text(const Profile &p, size_t nfiles)
 		printf("%-8s %14llu %16llu %12.1f\n", op_name(op), (unsigned long long)s.calls,
 		       (unsigned long long)s.bytes, s.calls ? double(s.bytes) / double(s.calls) : 0.0);
 	}
+	uint64_t cmp_calls = 0, cmp_bytes = 0;
+	for (uint32_t k = 0; k < cmp_count; k++)
+		cmp_calls += c.cmp.calls[k], cmp_bytes += c.cmp.bytes[k];
+	printf("\ncomparisons and string lengths (C library's functions, counted):\n%-8s %14s %16s %12s %8s %8s\n",
+	       "name", "calls", "bytes", "mean bytes", "calls%", "bytes%");
+	for (uint32_t k = 0; k < cmp_count; k++)
+		printf("%-8s %14llu %16llu %12.1f %7.1f%% %7.1f%%\n", cmp_name(k), (unsigned long long)c.cmp.calls[k],
+		       (unsigned long long)c.cmp.bytes[k], c.cmp.calls[k] ? double(c.cmp.bytes[k]) / double(c.cmp.calls[k]) : 0.0,
+		       pct(c.cmp.calls[k], cmp_calls), pct(c.cmp.bytes[k], cmp_bytes));
 	for (uint32_t op = 0; op < p_op_count; op++) {
 		const OpCounts &o = c.op[op];
 		OpSummary s = summarize(o);
@@ -248,6 +353,10 @@ void report_json(const Profile &p, size_t nfiles)
 	       nfiles, (unsigned long long)p.header.processes, (unsigned long long)p.header.threads);
 	for (uint32_t e = 0; e < entry_count; e++)
 		printf("%s\"%s\": %llu", e ? ", " : "", entry_name(e), (unsigned long long)c.entry[e]);
+	printf("},\n  \"compare\": {");
+	for (uint32_t k = 0; k < cmp_count; k++)
+		printf("%s\"%s\": {\"calls\": %llu, \"bytes\": %llu}", k ? ", " : "", cmp_name(k),
+		       (unsigned long long)c.cmp.calls[k], (unsigned long long)c.cmp.bytes[k]);
 	printf("},\n  \"ops\": {\n");
 	for (uint32_t op = 0; op < p_op_count; op++) {
 		const OpCounts &o = c.op[op];
@@ -309,13 +418,15 @@ bool plot(const Profile &p, const std::string &png, const std::string &title, st
 
 int report(int argc, char **argv)
 {
-	bool json = false;
+	bool json = false, dump = false;
 	std::string png;
 	std::vector<std::string> files;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		if (a == "--json")
 			json = true;
+		else if (a == "--dump")
+			dump = true;
 		else if (a == "--plot" && i + 1 < argc)
 			png = argv[++i];
 		else if (a.rfind("--plot=", 0) == 0)
@@ -327,6 +438,28 @@ int report(int argc, char **argv)
 	}
 	if (files.empty())
 		return fail("report: no profile given (uarch-prof report [--json] [--plot FILE.png] FILE...)");
+	size_t ntrace = std::count_if(files.begin(), files.end(), is_trace);
+	if (ntrace && ntrace != files.size())
+		return fail("report: traces and profiles cannot be reported together");
+	if (dump && !ntrace)
+		return fail("report: --dump prints traces (FILE.utrace), not profiles");
+	if (ntrace) {
+		if (json || !png.empty())
+			return fail("report: a trace has the text report and --dump (--json and --plot take profiles)");
+		std::vector<TraceSection> all;
+		for (const std::string &f : files) {
+			std::vector<TraceSection> s;
+			std::string why;
+			if (!load_trace(f, &s, &why))
+				return fail(f + ": " + why);
+			all.insert(all.end(), s.begin(), s.end());
+		}
+		if (dump)
+			dump_trace(all);
+		else
+			report_trace(all, files.size());
+		return 0;
+	}
 	std::string plot_why;
 	if (!png.empty() && !uarch::tools::can_plot(png, &plot_why))
 		return fail(plot_why);

@@ -36,6 +36,10 @@ bool totals_fit(const Profile &p)
 			if (!add_fits(&ov, n))
 				return false;
 	}
+	uint64_t calls = 0;
+	for (uint32_t c = 0; c < cmp_count; c++)
+		if (!add_fits(&calls, p.counts.cmp.calls[c]))
+			return false;
 	return true;
 }
 
@@ -52,13 +56,15 @@ bool load(const std::string &path, Profile *out, std::string *why)
 	size_t got = fread(&h, 1, sizeof h, f);
 	bool ok = false;
 	// Version 1 lacks the last entry: its payload is read where the
-	// entries end, then the operations moved up one entry.
+	// entries end, then the operations moved up one entry. Versions 1 and
+	// 2 lack the comparisons at the end (left 0).
 	constexpr size_t v1_entries = (entry_count - 1) * sizeof(uint64_t);
-	const size_t payload = h.version == 1 ? sizeof(Counts) - sizeof(uint64_t) : sizeof(Counts);
+	const size_t payload = sizeof(Counts) - (h.version < 3 ? sizeof(CmpCounts) : 0) - (h.version == 1 ? sizeof(uint64_t) : 0);
 	unsigned char *raw = reinterpret_cast<unsigned char *>(&out->counts);
+	memset(raw, 0, sizeof(Counts));
 	if (got != sizeof h || memcmp(h.magic, "UARCHPRF", 8) != 0)
 		*why = "not a uarch profile";
-	else if (h.version != version && h.version != 1)
+	else if (h.version < 1 || h.version > version)
 		*why = "profile version " + std::to_string(h.version) + ", this tool reads 1 to " + std::to_string(version);
 	else if (h.header_bytes != sizeof(Header) || h.payload_bytes != payload)
 		*why = "profile layout does not match this tool";
@@ -72,8 +78,10 @@ bool load(const std::string &path, Profile *out, std::string *why)
 		ok = true;
 	fclose(f);
 	if (ok && h.version == 1) {
-		memmove(raw + sizeof out->counts.entry, raw + v1_entries, sizeof(Counts) - sizeof out->counts.entry);
+		memmove(raw + sizeof out->counts.entry, raw + v1_entries, payload - v1_entries);
 		out->counts.entry[entry_count - 1] = 0;
+	}
+	if (ok) {
 		h.version = version;
 		h.payload_bytes = sizeof(Counts);
 	}
@@ -128,6 +136,12 @@ const char *entry_name(uint32_t e)
 		"memmove", "__memmove_chk",
 		"memset", "bzero", "explicit_bzero", "__memset_chk", "__explicit_bzero_chk"};
 	return e < entry_count ? names[e] : "?";
+}
+
+const char *cmp_name(uint32_t c)
+{
+	static const char *const names[cmp_count] = {"memcmp", "bcmp", "strlen", "strcmp"};
+	return c < cmp_count ? names[c] : "?";
 }
 
 const char *op_name(uint32_t op)

@@ -22,6 +22,7 @@ bool save(const std::string &path, const Profile &p, std::string *why);
 
 const char *entry_name(uint32_t e);
 const char *op_name(uint32_t op);
+const char *cmp_name(uint32_t c);
 // The entry's op.
 uint32_t entry_op(uint32_t e);
 // Lowest and highest size a size slot holds.

@@ -1,0 +1,299 @@
+// uarch-bench mem --trace FILE: the recorded calls, in their order, on the
+// C library's functions and on uarch's, in interleaved repetitions.
+//
+// Arena: where the calls land. The recorded addresses of each process are
+// cut into regions: the union of every range a call wrote or read (size
+// capped at 64 MiB), rounded out to 4 KiB pages, overlapping or touching
+// ranges joined. A region gets an arena slot the first time a call touches
+// it, at the arena's next unused address (page offsets kept, so alignment
+// and 4 KiB aliasing are the program's), and keeps it: a program that
+// copies into one buffer replays into one slot, and a call into addresses
+// its process never touched before replays into arena addresses no call
+// touched before. A region longer than 256 MiB is folded onto 256 MiB (its
+// offsets modulo that). The arena holds the slots up to 1 GiB; past that
+// the next slot starts again at the arena's start (a wrap), over the slots
+// touched longest ago. Every process of a trace has its own regions, and
+// the threads of a process are replayed in one thread, in the order of
+// their calls' indices.
+//
+// Temperature: the arena is faulted in before timing (the program's page
+// faults are not replayed), and before each timed pass a sweep over twice
+// the L3 (common/cold_slots.h) leaves it out of the cache, so a region's
+// first touch in a pass is cold, a reused one as warm as its reuse
+// distance leaves it. Branch history: the sizes come in the program's
+// order.
+//
+// Gaps: ignored. The calls run back to back; the time between them (in the
+// trace, and in uarch-prof report) is not spun, as a spin would reproduce
+// neither the program's cache traffic nor its branch history between the
+// calls, only add time that both sides share.
+//
+// Sides: the C library's memcpy, memmove and memset, and uarch_memcpy,
+// uarch_memmove and uarch_memset (the bound variants); each name of the
+// family replays as its op (mempcpy as memcpy, bzero as memset of 0). A
+// repetition times one pass of each, in alternating order (glibc first in
+// even repetitions), each pass the whole trace; ns per call is the median
+// pass over the calls, the ratio the median of the repetitions' glibc /
+// uarch.
+//
+// Prediction: the traced program ran with uarch (the recorder binds its
+// variants), and its CPU time was recorded with the trace. Less what
+// recording added (the calls times the cost each process timed at exit),
+// that is the time with uarch; the time without adds the calls it made
+// (recorded or dropped) times the difference per call:
+//   end-to-end ratio = (with + calls x (glibc - uarch)) / with.
+#include "trace_replay.h"
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <algorithm>
+#include <map>
+#include "bench.h"
+#include "common/cold_slots.h"
+#include "common/stats.h"
+#include "profile.h"
+#include "trace.h"
+#include "uarch.h"
+
+namespace {
+
+using namespace uarch::prof;
+using CopyFn = void *(*)(void *, const void *, size_t);
+using SetFn = void *(*)(void *, int, size_t);
+
+constexpr uint64_t kCap = uint64_t(64) << 20;      // the most bytes a call replays
+constexpr uint64_t kFold = uint64_t(256) << 20;    // the most bytes of a region's offsets
+constexpr uint64_t kArena = uint64_t(1) << 30;     // slots start below this
+constexpr uint64_t kPage = 4096;
+
+struct Call {
+	uint64_t doff, soff;   // in the arena
+	uint32_t size;
+	uint8_t op;            // p_memcpy, p_memmove, p_memset
+	uint8_t fill;
+};
+
+struct Region {
+	uint64_t lo, hi;       // recorded, page-rounded
+	int64_t slot = -1;     // arena offset, once touched
+};
+
+struct Model {
+	std::vector<Call> calls;
+	uint64_t arena_bytes = 0;   // what the slots use (at most kArena + one folded region)
+	size_t slots = 0, dst_slots = 0, src_slots = 0, wraps = 0;
+	size_t fresh_dst = 0;       // calls whose dst pages no call had touched before in the replay
+	uint64_t traced_calls = 0;  // calls the processes made, recorded or not
+	double cpu_ns = 0, overhead_ns = 0;
+};
+
+uint64_t page_lo(uint64_t a) { return a & ~(kPage - 1); }
+uint64_t page_hi(uint64_t a) { return (a + kPage - 1) & ~(kPage - 1); }
+
+// The regions of one process: the joined page-rounded ranges.
+std::vector<Region> regions_of(const TraceSection &s)
+{
+	std::vector<std::pair<uint64_t, uint64_t>> r;
+	for (const TraceRecord &c : s.rec) {
+		uint64_t n = std::max<uint64_t>(std::min(c.size, kCap), 1);
+		r.push_back({page_lo(c.dst), page_hi(c.dst + n)});
+		if (entry_op(c.entry) != p_memset)
+			r.push_back({page_lo(c.src), page_hi(c.src + n)});
+	}
+	std::sort(r.begin(), r.end());
+	std::vector<Region> out;
+	for (auto &[lo, hi] : r)
+		if (!out.empty() && lo <= out.back().hi)
+			out.back().hi = std::max(out.back().hi, hi);
+		else
+			out.push_back({lo, hi});
+	return out;
+}
+
+Model build(const std::vector<TraceSection> &secs)
+{
+	Model m;
+	uint64_t cursor = 0;
+	std::vector<bool> used;   // arena pages touched so far, by any call
+	for (const TraceSection &s : secs) {
+		m.traced_calls += s.header.calls;
+		m.cpu_ns += double(s.header.cpu_ns);
+		m.overhead_ns += overhead_ns(s.header) * double(s.header.calls);
+		std::vector<Region> reg = regions_of(s);
+		std::vector<bool> as_dst(reg.size()), as_src(reg.size());
+		// The arena offset of recorded address a (in a region), its slot
+		// assigned at the region's first touch.
+		auto place = [&](uint64_t a, bool dst) {
+			size_t k = size_t(std::upper_bound(reg.begin(), reg.end(), a,
+							    [](uint64_t x, const Region &r) { return x < r.lo; }) -
+					  reg.begin()) - 1;
+			Region &r = reg[k];
+			uint64_t span = std::min(r.hi - r.lo, kFold) + (r.hi - r.lo > kFold ? kCap : 0);
+			if (r.slot < 0) {
+				if (cursor + span > kArena && cursor) {
+					cursor = 0;
+					m.wraps++;
+				}
+				r.slot = int64_t(cursor);
+				cursor += span;
+				m.arena_bytes = std::max(m.arena_bytes, cursor);
+				m.slots++;
+			}
+			(dst ? as_dst : as_src)[k] = true;
+			return uint64_t(r.slot) + (a - r.lo) % kFold;
+		};
+		for (const TraceRecord &c : s.rec) {
+			Call x{};
+			x.op = uint8_t(entry_op(c.entry));
+			x.size = uint32_t(std::min(c.size, kCap));
+			x.fill = (c.entry == e_bzero || c.entry == e_explicit_bzero || c.entry == e___explicit_bzero_chk) ? 0 : 1;
+			x.doff = place(c.dst, true);
+			x.soff = x.op == p_memset ? 0 : place(c.src, false);
+			uint64_t n = std::max<uint32_t>(x.size, 1);
+			if (used.size() < (m.arena_bytes + kPage) / kPage)
+				used.resize((m.arena_bytes + kPage) / kPage);
+			bool fresh = true;
+			for (uint64_t p = x.doff / kPage; p <= (x.doff + n - 1) / kPage; p++)
+				fresh = fresh && !used[p];
+			m.fresh_dst += fresh;
+			for (uint64_t p = x.doff / kPage; p <= (x.doff + n - 1) / kPage; p++)
+				used[p] = true;
+			if (x.op != p_memset)
+				for (uint64_t p = x.soff / kPage; p <= (x.soff + n - 1) / kPage; p++)
+					used[p] = true;
+			m.calls.push_back(x);
+		}
+		m.dst_slots += size_t(std::count(as_dst.begin(), as_dst.end(), true));
+		m.src_slots += size_t(std::count(as_src.begin(), as_src.end(), true));
+	}
+	return m;
+}
+
+struct Side {
+	CopyFn cpy, mov;
+	SetFn set;
+};
+
+__attribute__((noinline)) void replay(const Call *c, size_t n, char *a, CopyFn cpy, CopyFn mov, SetFn set)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *d = a + c[i].doff;
+		switch (c[i].op) {
+		case p_memcpy:
+			cpy(d, a + c[i].soff, c[i].size);
+			break;
+		case p_memmove:
+			mov(d, a + c[i].soff, c[i].size);
+			break;
+		default:
+			set(d, c[i].fill, c[i].size);
+		}
+	}
+	__asm__ volatile("" : : : "memory");
+}
+
+// Writes every line of buf (twice the L3): what the arena held is out of
+// the cache after it.
+__attribute__((noinline)) void sweep(char *buf, size_t bytes, uint64_t round)
+{
+	for (size_t i = 0; i < bytes; i += 64)
+		buf[i] = char(round + i);
+	__asm__ volatile("" : : : "memory");
+}
+
+int bad(const std::string &msg)
+{
+	fprintf(stderr, "uarch-bench mem: %s\n", msg.c_str());
+	return 2;
+}
+
+} // namespace
+
+int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, const report::Options &o, int rounds,
+		    bool dump)
+{
+	if (rest.size() > 1)
+		return bad(std::string("--trace: unknown argument '") + rest[1] +
+			   "' (it takes --trace-dump, --benchmark_repetitions=N and the common flags)");
+	if (!o.plot.empty())
+		return bad("--plot: the trace replay draws no plot");
+	std::vector<TraceSection> secs;
+	std::string why;
+	if (!load_trace(file, &secs, &why))
+		return bad(file + ": " + why);
+	Model m = build(secs);
+	std::string stats = std::to_string(m.calls.size()) + " calls, " + std::to_string(secs.size()) +
+			    " process(es); arena: " + std::to_string(m.slots) + " slots (dst " + std::to_string(m.dst_slots) +
+			    ", src " + std::to_string(m.src_slots) + "), " + std::to_string(m.arena_bytes >> 10) +
+			    " KiB, wraps " + std::to_string(m.wraps) + "; calls into fresh dst addresses " +
+			    std::to_string(m.fresh_dst);
+	if (dump) {
+		printf("# replay of %s: %s\n# op size dst_offset src_offset\n", file.c_str(), stats.c_str());
+		for (const Call &c : m.calls)
+			printf("%s %u %" PRIu64 " %" PRIu64 "\n", op_name(c.op), c.size, c.doff, c.soff);
+		return 0;
+	}
+	if (m.calls.empty())
+		return bad(file + ": no calls recorded");
+	if (!report::check_outputs("uarch-bench mem", o))
+		return 2;
+	size_t arena_len = size_t(m.arena_bytes + kPage);
+	size_t sweep_len = uarch::tools::cold_pool_bytes();
+	void *am = mmap(nullptr, arena_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *sm = mmap(nullptr, sweep_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (am == MAP_FAILED || sm == MAP_FAILED)
+		return bad(std::string("--trace: cannot map the arena: ") + strerror(errno));
+	char *arena = static_cast<char *>(am), *sw = static_cast<char *>(sm);
+	memset(arena, 1, arena_len);
+	memset(sw, 1, sweep_len);
+
+	const Side sides[2] = {{&::memcpy, &::memmove, &::memset}, {&uarch_memcpy, &uarch_memmove, &uarch_memset}};
+	auto pass = [&](int side, uint64_t round) {
+		sweep(sw, sweep_len, round);
+		double t0 = uarch::tools::thread_ns();
+		replay(m.calls.data(), m.calls.size(), arena, sides[side].cpy, sides[side].mov, sides[side].set);
+		return uarch::tools::thread_ns() - t0;
+	};
+	pass(0, 0);   // warm-up: code, page tables
+	pass(1, 0);
+	double one = std::max(pass(0, 1) + pass(1, 1), 1.0);
+	size_t reps = rounds > 0 ? size_t(rounds)
+				 : size_t(std::clamp((o.quick ? 4e8 : 2e9) / (one + 2e7), 5.0, 201.0));
+	std::vector<double> t[2], q;
+	for (size_t r = 0; r < reps; r++) {
+		double x[2];
+		for (int k = 0; k < 2; k++) {
+			int side = (r & 1) ? 1 - k : k;
+			x[side] = pass(side, r + 2) / double(m.calls.size());
+		}
+		t[0].push_back(x[0]);
+		t[1].push_back(x[1]);
+		q.push_back(x[0] / x[1]);
+	}
+	double libc_ns = uarch::tools::median(t[0]), uarch_ns = uarch::tools::median(t[1]);
+	double ratio = uarch::tools::median(q);
+	double with = m.cpu_ns - m.overhead_ns, saving = double(m.traced_calls) * (libc_ns - uarch_ns);
+	std::string name = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
+	report::Table tab{"trace",
+			  "uarch-bench mem --trace on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
+				  "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
+				  " memset=" + uarch_impl("memset") + "\nthe recorded calls in order, ns a call: median of " +
+				  std::to_string(reps) + " passes a side; ratio = C library time / uarch time (> 1: uarch faster)",
+			  {"case", "calls", "libc_ns", "uarch_ns", "ratio", "program_ms", "saving_ms", "end_to_end"},
+			  {},
+			  {"replayed: " + stats,
+			   "program_ms: the traced processes' CPU time less what recording added; saving_ms: the " +
+				   std::to_string(m.traced_calls) + " calls they made x (libc_ns - uarch_ns)",
+			   "end_to_end: predicted (program time without uarch) / (time with), from the saving alone; "
+			   "gaps between calls not replayed; the C library's internal copies are not in the trace"}};
+	tab.rows.push_back({name, {double(m.calls.size()), 0}, {libc_ns, 3}, {uarch_ns, 3}, {ratio, 3},
+			    {with / 1e6, 3}, {saving / 1e6, 3}, {with > 0 ? (with + saving) / with : 0.0, 4}});
+	bool ok = report::emit("uarch-bench mem", o,
+			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
+				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}},
+			       {tab});
+	return ok ? 0 : 1;
+}
