@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/deps.sh
-if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
+# A new tree without the test suites: they need the packages of
+# `scripts/deps.sh --test`. A tree that has them keeps them.
+if [ -f build/build.ninja ]; then meson setup --reconfigure build >/dev/null; else meson setup -Dtests=false build >/dev/null; fi
 ninja -C build >/dev/null
 
 echo "== uarch-info"

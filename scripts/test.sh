@@ -8,7 +8,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+bash scripts/deps.sh --test || { echo "0 passed, 1 failed"; exit 1; }
 
 builds=()
 setup_failures=0
@@ -25,7 +25,7 @@ setup_and_test() {
   test_tree "$dir" "$@" || true
 }
 
-setup_and_test build "-Dbinding=auto"
+setup_and_test build "-Dbinding=auto -Dtests=true"
 # The other binding: every suite that goes through the exported entry points.
 # The libFuzzer targets (tunables parser, ELF reader) run in the first tree
 # only: what they explore does not depend on the binding or the build flags.
