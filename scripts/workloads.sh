@@ -1,5 +1,4 @@
-# The real programs that uarch-prof records (scripts/record-profiles.sh) and
-# that scripts/bench-e2e.sh times with and without the preload library.
+# The real programs that uarch-prof records (scripts/record-profiles.sh).
 # Source it, then: workloads_prepare DIR; workload_cmd NAME (prints a shell
 # command to run in DIR, its output on stdout). All inputs are generated,
 # the same bytes every time.
