@@ -50,6 +50,31 @@ if [ -x scripts/test-hardening.sh ]; then
   done < <(bash scripts/test-hardening.sh)
 fi
 
+# The Debian packages: built from a copy of this tree, lintian, unpacked
+# into a scratch root and run from there (a meson-style log of its own).
+if [ -x scripts/test-deb.sh ]; then
+  builds+=(build-deb)
+  echo "== build-deb: scripts/test-deb.sh"
+  mkdir -p build-deb/meson-logs
+  bash scripts/test-deb.sh "$root/build-deb/work" 2>&1 | tee build-deb.log | grep -v '^ok '
+  # Its checks, one line each, as entries of a test log like meson's.
+  python3 - build-deb.log build-deb/meson-logs/testlog.json <<'PY'
+import json, sys
+rows = []
+for line in open(sys.argv[1]):
+    if line.startswith("ok "):
+        rows.append({"name": line[3:].strip(), "result": "OK"})
+    elif line.startswith("FAIL"):
+        rows.append({"name": line[4:].strip(), "result": "FAIL"})
+    elif line.startswith("skipped:"):
+        rows.append({"name": "test-deb", "result": "SKIP"})
+if not rows:
+    rows.append({"name": "test-deb: no check ran", "result": "FAIL"})
+with open(sys.argv[2], "w") as f:
+    f.writelines(json.dumps(r) + "\n" for r in rows)
+PY
+fi
+
 python3 - "$setup_failures" "${builds[@]}" <<'PY'
 import json, os, sys
 failures = int(sys.argv[1])
