@@ -17,7 +17,8 @@
  *   binding=B entries=E,
  *   wx_mappings=N (mappings writable and executable at once, from
  *   /proc/self/maps), anon_exec_mappings=N (executable mappings backed by
- *   no file), then "all ok" when every name and every entry
+ *   no file; anon_exec_at_start=N: the same before any copy, printed after
+ *   the first line), then "all ok" when every name and every entry
  *   copied/set right over sizes 0..4200 and several alignments (against
  *   byte loops). */
 #define _GNU_SOURCE
@@ -81,6 +82,25 @@ static int check_all(void *const fn[3])
 	       check_set((set_fn)fn[2]);
 }
 
+/* Mappings writable and executable at once, and executable ones backed by
+ * no file (the kernel's [vdso] and [vsyscall] aside), from /proc/self/maps;
+ * -1 where it cannot be read. */
+static void count_mappings(int *wx, int *anon_x)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	if (!maps)
+		return;
+	char line[512], perms[8];
+	unsigned long inode;
+	*wx = *anon_x = 0;
+	while (fgets(line, sizeof line, maps))
+		if (sscanf(line, "%*s %7s %*s %*s %lu", perms, &inode) == 2) {
+			*wx += perms[1] == 'w' && perms[2] == 'x';
+			*anon_x += perms[2] == 'x' && inode == 0 && !strstr(line, "[vdso]") && !strstr(line, "[vsyscall]");
+		}
+	fclose(maps);
+}
+
 int main(int argc, char **argv)
 {
 	name_fn impl = (name_fn)dlsym(RTLD_DEFAULT, "uarch_impl");
@@ -100,6 +120,9 @@ int main(int argc, char **argv)
 		fn[i] = dlsym(RTLD_DEFAULT, names[i]), entry[i] = (void *)(page + 16 * i);
 	printf("binding_at_start=%s entries_at_start=%s first_bytes=%02x%02x%02x%02x\n", binding(), entries(), page[0],
 	       page[1], page[2], page[3]);
+	int wx0 = -1, anon_x0 = -1;
+	count_mappings(&wx0, &anon_x0);
+	printf("anon_exec_at_start=%d\n", anon_x0);
 	for (int i = 0; i < 3; i++) {
 		Dl_info info;
 		printf("%s impl=%s addr=%p own=%p", names[i], impl(names[i]), fn[i], own[i]);
@@ -150,20 +173,8 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	printf("binding=%s\nentries=%s\n", binding(), entries());
-	FILE *maps = fopen("/proc/self/maps", "r");
 	int wx = -1, anon_x = -1;
-	if (maps) {
-		char line[512], perms[8];
-		unsigned long inode;
-		wx = anon_x = 0;
-		while (fgets(line, sizeof line, maps))
-			if (sscanf(line, "%*s %7s %*s %*s %lu", perms, &inode) == 2) {
-				wx += perms[1] == 'w' && perms[2] == 'x';
-				/* [vdso] and [vsyscall] are the kernel's own. */
-				anon_x += perms[2] == 'x' && inode == 0 && !strstr(line, "[vdso]") && !strstr(line, "[vsyscall]");
-			}
-		fclose(maps);
-	}
+	count_mappings(&wx, &anon_x);
 	printf("wx_mappings=%d\nanon_exec_mappings=%d\n", wx, anon_x);
 	int ok = check_all(fn) && check_all(own) && check_all(entry);
 	printf("%s\n", ok ? "all ok" : "WRONG result");
