@@ -19,9 +19,11 @@ Inputs (docs/measurements/):
                     measured commit's date
   e2e/*.csv         real programs under LD_PRELOAD, one row per program and CPU:
                     date,commit,cpu,program,workload,plain_cpu_s,uarch_cpu_s,ratio,
-                    ci_lo,ci_hi,runs,note
-                    ratio = plain CPU time / uarch CPU time; ci_lo, ci_hi its 95%
-                    confidence interval (may be empty)
+                    ci_lo,ci_hi,predicted,share,runs,note
+                    ratio = plain CPU time / uarch CPU time (the median of paired
+                    runs); ci_lo, ci_hi its 95% confidence interval (may be empty);
+                    predicted: the ratio a replayed trace predicts, share: the part
+                    of the program's CPU time in the memcpy family (both may be empty)
 Outputs: docs/measurements/README.md, docs/measurements/<slug>.md, and the table
 between the "measurements.py e2e" markers in README.md. A missing e2e/ folder
 gives "not measured yet on this CPU" rows.
@@ -39,7 +41,7 @@ MEAS = os.path.join(ROOT, 'docs', 'measurements')
 BENCH_COLS = ['date', 'commit', 'cpu', 'benchmark', 'op', 'case', 'align', 'ratio_lo', 'ratio_hi',
               'glibc_ns', 'uarch_ns', 'runs', 'note']
 E2E_COLS = ['date', 'commit', 'cpu', 'program', 'workload', 'plain_cpu_s', 'uarch_cpu_s', 'ratio',
-            'ci_lo', 'ci_hi', 'runs', 'note']
+            'ci_lo', 'ci_hi', 'predicted', 'share', 'runs', 'note']
 CPU_COLS = ['slug', 'name', 'cpu', 'features', 'caches', 'guest']
 BEGIN = '<!-- measurements.py e2e: begin -->'
 END = '<!-- measurements.py e2e: end -->'
@@ -169,24 +171,27 @@ def e2e_rows(slugs, cpus):
             hi = number(path, i, r, 'ci_hi', False)
             if (lo is None) != (hi is None):
                 errors.append(f'{rel(path)}:{i}: give both ci_lo and ci_hi, or neither')
+            number(path, i, r, 'predicted', False)
+            number(path, i, r, 'share', False)
             rows.append(r)
     return rows
 
 
 def e2e_table(e2e, cpus, only=None):
-    out = ['| CPU | program | workload | plain / uarch CPU time | 95% CI | code, date |',
-           '|---|---|---|---|---|---|']
+    out = ['| CPU | program | workload | plain / uarch CPU time | 95% CI | predicted | in memcpy & co | code, date |',
+           '|---|---|---|---|---|---|---|---|']
     for c in cpus:
         if only and c['slug'] != only:
             continue
         name = f'[{c["name"]}](docs/measurements/{c["slug"]}.md)' if not only else c['name']
         mine = [r for r in e2e if r['cpu'] == c['slug']]
         if not mine:
-            out.append(f'| {name} | | | not measured yet on this CPU | | |')
+            out.append(f'| {name} | | | not measured yet on this CPU | | | | |')
         for r in mine:
             ci = f'{r["ci_lo"]}-{r["ci_hi"]}' if r['ci_lo'] else ''
+            share = f'{float(r["share"]) * 100:.1f}%' if r['share'] else ''
             out.append(f'| {name} | {md_cell(r["program"])} | {md_cell(r["workload"])} | {r["ratio"]}'
-                       f' | {ci} | {r["commit"]}, {r["date"]} |')
+                       f' | {ci} | {r["predicted"]} | {share} | {r["commit"]}, {r["date"]} |')
     return out
 
 

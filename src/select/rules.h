@@ -85,14 +85,17 @@ constexpr Rule x86_rules[] = {
 	{{.vendor = Vendor::amd, .zen = Zen::zen5, .lacks = fbit(f_fsrs)}, Evidence::zen5,
 	 {Size::l3_quarter}, {Size::nt},
 	 kib(26), {Size::l3_or_unbounded}, {Size::l2_or_1m}, {Size::unbounded}},
-	// Zen 4 without FSRS, the avx512 variant, ERMS: no rep movsb, rep stosb
-	// from 64 KiB to 512 KiB, streaming from half the L3, fills of other
-	// bytes than zero from twice the L3.
+	// Zen 4 without FSRS, the avx512 variant, ERMS: rep movsb from 8 KiB
+	// and rep stosb from 2 KiB, both up to the non-temporal threshold (into
+	// destinations out of the cache the vector loops lost a real program
+	// 6-9%; from glibc's 2112 B, hot 2-4 KiB copies lost another 4-7%),
+	// streaming from half the L3, fills of other bytes than zero from
+	// twice the L3.
 	// docs/measurements/policy-evidence.md#zen4-avx512
 	{{.vendor = Vendor::amd, .zen = Zen::zen4, .needs = fbit(f_erms), .lacks = fbit(f_fsrs),
 	  .variants = vbit(Impl::avx512)}, Evidence::zen4_avx512,
 	 {Size::l3_half}, {Size::l3_2x_or_never},
-	 never, {Size::nt}, kib(64), kib(512)},
+	 kib(8), {Size::nt}, kib(2), {Size::nt}},
 	// Zen 4 without FSRS, the avx2 variant (or avx512 without ERMS): no rep
 	// window, streaming from a quarter of the L3, fills of other bytes than
 	// zero from twice the L3. "Never" closes a window's start only: its
