@@ -2,6 +2,9 @@
 """Generates the measurement pages from the committed CSV results.
 
     scripts/measurements.py                  rewrite every generated page and table
+    scripts/measurements.py --import-e2e E2E_CSV SLUG COMMIT DATE
+                                             write docs/measurements/e2e/SLUG.csv from
+                                             the e2e.csv of scripts/bench-e2e.sh
     scripts/measurements.py --check          fail (exit 1) when a committed page differs
                                              from what the CSV generates, when a CSV row
                                              is malformed, or when a relative link in
@@ -296,7 +299,38 @@ def check_links(files):
                 errors.append(f'{rel(path)}: link to {target}: no such heading')
 
 
+def import_e2e(src, slug, commit, date):
+    """The rows of a bench-e2e.sh e2e.csv as docs/measurements/e2e/SLUG.csv."""
+    out = []
+    for r in csv.DictReader(open(src)):
+        if r.get('status') != 'ok':
+            continue
+        scale = 1e-6 if r['unit'] == 'us' else 1.0   # nginx: CPU time per request
+        na = lambda v: '' if v in ('', 'n/a') else v
+        out.append({'date': date, 'commit': commit, 'cpu': slug, 'program': r['program'],
+                    'workload': r['workload'],
+                    'plain_cpu_s': f"{float(r['without_median']) * scale:.6g}",
+                    'uarch_cpu_s': f"{float(r['with_median']) * scale:.6g}",
+                    'ratio': f"{float(r['median_ratio']):.3f}", 'ci_lo': f"{float(r['ci_low']):.3f}",
+                    'ci_hi': f"{float(r['ci_high']):.3f}", 'predicted': na(r['predicted_ratio']),
+                    'share': na(r['share_in_mem_functions']), 'runs': r['pairs'],
+                    'note': r['name'] + (', CPU time per request' if scale != 1.0 else '')})
+    os.makedirs(os.path.join(MEAS, 'e2e'), exist_ok=True)
+    path = os.path.join(MEAS, 'e2e', slug + '.csv')
+    with open(path, 'w', newline='') as f:
+        w = csv.DictWriter(f, E2E_COLS, lineterminator='\n')
+        w.writeheader()
+        w.writerows(out)
+    print(f'wrote {rel(path)}: {len(out)} programs')
+
+
 def main(argv):
+    if argv[:1] == ['--import-e2e']:
+        if len(argv) != 5:
+            print('measurements.py: --import-e2e wants E2E_CSV SLUG COMMIT DATE', file=sys.stderr)
+            return 2
+        import_e2e(*argv[1:])
+        argv = []
     check = '--check' in argv
     info = None
     if '--uarch-info' in argv:
