@@ -592,6 +592,10 @@ void trace_init()
 	load_ticks = ticks();
 	load_ns = monotonic_ns();
 	__atomic_store_n(&trace.budget, n, __ATOMIC_RELEASE);
+	// Another library's constructor, run before this one, may have copied
+	// already and so given this thread the counting-only fast path: back
+	// to the path that records.
+	tls_block = nullptr;
 }
 
 __attribute__((constructor(102))) void record_init()

@@ -1,0 +1,15 @@
+/* trace_early: 100 memcpy of 48 bytes after its library's constructor
+ * copied (early_lib.c). Prints the text the constructor copied. */
+#include <stdio.h>
+#include <string.h>
+
+const char *early_text(void);
+
+int main(void)
+{
+	static char a[48], b[48];
+	for (int i = 0; i < 100; i++)
+		memcpy(a + (i & 1), b, 47);
+	puts(early_text());
+	return 0;
+}
