@@ -63,9 +63,11 @@ def pg_bindir():
 class Workload:
     """name: what --programs takes; program and workload: the table's columns;
     packages: the Debian packages it needs (a tuple: alternatives, the first
-    one apt knows is installed); unit: what one measured value is."""
+    one apt knows is installed); commands: the programs it runs, each looked
+    up on PATH and in /usr/sbin; unit: what one measured value is."""
     name = program = workload = ""
     packages = ()
+    commands = ()
     unit = "s"
     server = False
 
@@ -75,6 +77,9 @@ class Workload:
 
     def missing(self):
         """Why it cannot run here, or None."""
+        for c in self.commands:
+            if not (shutil.which(c) or os.path.exists(f"/usr/sbin/{c}")):
+                return f"{c} not installed"
         return None
 
     def setup(self):
@@ -198,8 +203,7 @@ class Sqlite(Client):
     name, program, workload = "sqlite", "sqlite3", "in-memory table, index, group/sort"
     packages = ("sqlite3",)
 
-    def missing(self):
-        return None if shutil.which("sqlite3") else "sqlite3 not installed"
+    commands = ("sqlite3",)
 
     def setup(self):
         super().setup()
@@ -252,8 +256,7 @@ class GitLog(Client):
     name, program, workload = "git-log", "git", "log -p of a generated history"
     packages = ("git",)
 
-    def missing(self):
-        return None if shutil.which("git") else "git not installed"
+    commands = ("git",)
 
     def repo(self):
         return os.path.join(self.ctx.work, "git-repo")
@@ -283,8 +286,7 @@ class Zstd(Client):
     name, program, workload = "zstd", "zstd", "-3 of generated text"
     packages = ("zstd",)
 
-    def missing(self):
-        return None if shutil.which("zstd") else "zstd not installed"
+    commands = ("zstd",)
 
     def input(self):
         return os.path.join(self.ctx.work, "text.txt")
@@ -310,8 +312,7 @@ class Gzip(Zstd):
     name, program, workload = "gzip", "gzip", "-6 of generated text"
     packages = ("gzip",)
 
-    def missing(self):
-        return None if shutil.which("gzip") else "gzip not installed"
+    commands = ("gzip",)
 
     def cmd(self):
         mib = max(1, round(12 * self.ctx.scale))
@@ -322,8 +323,7 @@ class Node(Client):
     name, program, workload = "node", "node", "JSON, Buffers, strings"
     packages = ("nodejs",)
 
-    def missing(self):
-        return None if shutil.which("node") else "node not installed"
+    commands = ("node",)
 
     def setup(self):
         super().setup()
@@ -513,11 +513,7 @@ class Redis(Server):
     name, program, workload = "redis", "redis-server", "redis-benchmark set/get 1 KiB and 16 KiB"
     packages = ("redis-server", "redis-tools")
 
-    def missing(self):
-        for c in ("redis-server", "redis-benchmark"):
-            if not shutil.which(c):
-                return f"{c} not installed"
-        return None
+    commands = ("redis-server", "redis-benchmark")
 
     def sock(self, inst):
         return os.path.join(inst.dir, "redis.sock")
@@ -637,11 +633,7 @@ class Nginx(Server):
     capture = True
     stop_signal = signal.SIGQUIT   # graceful: workers and master exit normally
 
-    def missing(self):
-        for c in ("nginx", "wrk"):
-            if not (shutil.which(c) or os.path.exists(f"/usr/sbin/{c}")):
-                return f"{c} not installed"
-        return None
+    commands = ("nginx", "wrk")
 
     def setup(self):
         os.makedirs(os.path.join(self.dir, "www"), exist_ok=True)

@@ -44,9 +44,7 @@ void *bound_memset(void *d, int c, size_t n) HIDDEN;
 	name##_fn name##_ptr = name##_first;                                               \
 	ret name##_first params                                                            \
 	{                                                                                  \
-		const uarch::State *st_ = uarch::state_published();                        \
-		const uarch::Impl i_ = st_ ? st_->plan.impl[op] : uarch::plan_now().impl[op]; \
-		void *f_ = uarch::impl_fn(op, i_);                                         \
+		void *f_ = uarch::impl_fn(op, uarch::plan_now().impl[op]);                \
 		__atomic_store_n(&name##_ptr, reinterpret_cast<name##_fn>(f_), __ATOMIC_RELEASE); \
 		return reinterpret_cast<name##_fn>(f_) args;                               \
 	}                                                                                  \
