@@ -5,8 +5,9 @@
 #                                 uarch-bench and the plots (scripts/quickstart.sh)
 #   scripts/deps.sh --test        and what scripts/test.sh runs: GoogleTest,
 #                                 clang and its sanitizer/fuzzer runtime, arm64
-#                                 cross tools and qemu, valgrind, gdb, and the
-#                                 programs the e2e tests run under LD_PRELOAD
+#                                 cross tools and qemu, valgrind, gdb, the
+#                                 programs the e2e tests run under LD_PRELOAD,
+#                                 and debootstrap (the Debian 13 root)
 #   scripts/deps.sh --bench       and what the benchmark scripts drive: hyperfine
 #                                 (bench-startup.sh), redis (bench-e2e.sh,
 #                                 record-profiles.sh)
@@ -73,7 +74,7 @@ if offered libcpu-features-dev; then packages+=(libcpu-features-dev cmake); fi
 if [ $test = 1 ]; then
   packages+=(googletest libgtest-dev cmake clang valgrind gdb qemu-user zlib1g-dev libcap2-bin
              python3 git sqlite3 nodejs gzip xz-utils zstd abigail-tools
-             debhelper dpkg-dev lintian help2man fakeroot)
+             debhelper dpkg-dev lintian help2man fakeroot debootstrap)
   [ "$(uname -m)" = aarch64 ] || packages+=(g++-aarch64-linux-gnu)
   # libFuzzer and the sanitizer runtimes of the clang that `clang` runs:
   # libclang-rt-14-dev on Debian 12, libclang-rt-19-dev on Debian 13.

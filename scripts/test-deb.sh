@@ -13,8 +13,8 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 skip() { echo "skipped: $*"; exit 77; }
-for t in dpkg-buildpackage dpkg-checkbuilddeps dh lintian help2man git; do
-  command -v $t >/dev/null || skip "$t is not installed (packages dpkg-dev, debhelper, lintian, help2man, git)"
+for t in dpkg-buildpackage dpkg-checkbuilddeps dh lintian help2man; do
+  command -v $t >/dev/null || skip "$t is not installed (packages dpkg-dev, debhelper, lintian, help2man)"
 done
 
 fail=0
@@ -29,10 +29,15 @@ src=$work/uarch
 rm -rf "$src" "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo "$work/root"
 mkdir -p "$src"
 # The work in progress, not HEAD: tracked files as they are now and new
-# files git does not ignore (deleted ones left out).
-(cd "$top" && git ls-files -co --exclude-standard -z |
-  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-  tar --null -T - -cf -) | tar -xf - -C "$src" || { echo "FAIL copying the tree to $src"; exit 1; }
+# files git does not ignore (deleted ones left out). A tree without git
+# (a copy, as scripts/debian-root.sh makes): every file but build trees.
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$top" && git ls-files -co --exclude-standard -z |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf -)
+else
+  (cd "$top" && tar --exclude='./build*' --exclude='./subprojects/packagecache' -cf - .)
+fi | tar -xf - -C "$src" || { echo "FAIL copying the tree to $src"; exit 1; }
 
 cd "$src"
 missing=$(dpkg-checkbuilddeps -Pnocheck 2>&1) || skip "${missing#dpkg-checkbuilddeps: error: }"

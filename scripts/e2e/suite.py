@@ -247,8 +247,16 @@ def row_line(r):
             f"{'[%.3f, %.3f]' % (r['ci_low'], r['ci_high']):<15} {pred:>9}")
 
 
+def libc_version():
+    """The C library the programs run on, as "glibc 2.41"."""
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") or "unknown"
+    except (ValueError, OSError):
+        return "unknown"
+
+
 def write_csv(path, rows, cpu):
-    cols = ["cpu", "program", "workload", "name", "pairs", "median_ratio", "ci_low", "ci_high",
+    cols = ["cpu", "libc", "program", "workload", "name", "pairs", "median_ratio", "ci_low", "ci_high",
             "predicted_ratio", "share_in_mem_functions", "without_median", "with_median", "unit", "status"]
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
@@ -256,7 +264,7 @@ def write_csv(path, rows, cpu):
         for r in rows:
             def num(k, fmt="%.4f"):
                 return fmt % r[k] if r.get(k) is not None else "n/a"
-            out.writerow([cpu, r["program"], r["workload"], r["name"], r.get("pairs", 0), num("median_ratio"),
+            out.writerow([cpu, libc_version(), r["program"], r["workload"], r["name"], r.get("pairs", 0), num("median_ratio"),
                           num("ci_low"), num("ci_high"), num("predicted_ratio"), num("share", "%.3f"),
                           num("without", "%.6g"), num("with", "%.6g"), r["unit"], r["status"]])
 
@@ -374,7 +382,7 @@ def main(argv):
     kind = programs.measure.Group(f"uarch-e2e-{os.getpid()}-probe")
     how = {"v2": "cgroup v2 usage_usec", "v1": "cgroup v1 cpuacct.usage", "proc": "/proc/PID/stat"}[kind.kind]
     kind.remove()
-    print(f"bench-e2e on {cpu}, {os.cpu_count()} CPUs, load average "
+    print(f"bench-e2e on {cpu}, {libc_version()}, {os.cpu_count()} CPUs, load average "
           f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
     print(f"{args.pairs} pairs per program, scale {args.scale:g}, seed {args.seed}; CPU time: programs "
           f"the suite runs: rusage user+sys; servers (pinned to CPU {ctx.server_cpu}, clients to CPU "

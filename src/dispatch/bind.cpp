@@ -12,7 +12,15 @@
 #include "table/ops.def"
 
 namespace uarch {
-#if UARCH_IFUNC
+#if defined(UARCH_PRELOAD)
+// bound_memcpy and the others: preload/entry.cpp, through the entries' offsets.
+void bind_api_at_load(const Plan &p)
+{
+#define UARCH_OP(name, ret, params, args) \
+	__atomic_store_n(&uarch_##name##_ptr, reinterpret_cast<uarch_##name##_fn>(impl_fn(op_##name, p.impl[op_##name])), __ATOMIC_RELEASE);
+#include "table/ops.def"
+}
+#elif UARCH_IFUNC
 void *bound_memcpy(void *d, const void *s, size_t n) { return ::uarch_memcpy(d, s, n); }
 void *bound_memmove(void *d, const void *s, size_t n) { return ::uarch_memmove(d, s, n); }
 void *bound_memset(void *d, int c, size_t n) { return ::uarch_memset(d, c, n); }
@@ -36,8 +44,13 @@ inline uarch::IdlePolicy idle_policy()
 // Everything that needs a system call happens here, at load: the CPU, the
 // environment, the system profile, the affinity. The ifunc resolvers of a
 // library bound at load (or of a static program) came first and built it
-// already; then this is a load.
-__attribute__((constructor)) void build_state_at_load() { uarch::state_build(); }
+// already; then this is a load. Then the cache sizes (after every
+// relocation: the C library's record of them may be asked now).
+__attribute__((constructor)) void build_state_at_load()
+{
+	uarch::state_build();
+	uarch::complete_plan_at_load();
+}
 } // namespace
 
 extern "C" {

@@ -3,6 +3,31 @@
 #pragma once
 #include <stddef.h>
 
+#if defined(UARCH_PRELOAD)
+#include <stdint.h>
+// The preload library's and the recorder's: through the offsets the
+// entries use (preload/entry_<arch>.cpp), which need no relocation, so
+// that they too work before ld.so has relocated the library.
+extern "C" __attribute__((visibility("hidden"))) int64_t uarch_preload_off[3];
+namespace uarch {
+inline void *entry_target(unsigned i)
+{
+	return reinterpret_cast<char *>(&uarch_preload_off[i]) + __atomic_load_n(&uarch_preload_off[i], __ATOMIC_RELAXED);
+}
+inline void *bound_memcpy(void *d, const void *s, size_t n)
+{
+	return reinterpret_cast<void *(*)(void *, const void *, size_t)>(entry_target(0))(d, s, n);
+}
+inline void *bound_memmove(void *d, const void *s, size_t n)
+{
+	return reinterpret_cast<void *(*)(void *, const void *, size_t)>(entry_target(1))(d, s, n);
+}
+inline void *bound_memset(void *d, int c, size_t n)
+{
+	return reinterpret_cast<void *(*)(void *, int, size_t)>(entry_target(2))(d, c, n);
+}
+} // namespace uarch
+#else
 namespace uarch {
 #define HIDDEN __attribute__((visibility("hidden")))
 void *bound_memcpy(void *d, const void *s, size_t n) HIDDEN;
@@ -10,12 +35,35 @@ void *bound_memmove(void *d, const void *s, size_t n) HIDDEN;
 void *bound_memset(void *d, int c, size_t n) HIDDEN;
 #undef HIDDEN
 } // namespace uarch
+#endif
 
 // Binds one exported name to the plan's variant of op:
 //   UARCH_IFUNC=1: a GNU ifunc whose resolver builds the state;
+//   UARCH_PRELOAD: a function that jumps through a pointer in RELRO, set
+//                  by the load-time binding (bind_api_at_load) while ld.so
+//                  relocates the library, read-only afterwards;
 //   otherwise:     a function that jumps through a pointer set by its first
 //                  call.
-#if UARCH_IFUNC
+#if defined(UARCH_PRELOAD)
+namespace uarch {
+struct Plan;
+// The preload library's and the recorder's: from their load-time binding
+// only (preload/entry.cpp), while RELRO is still writable.
+void bind_api_at_load(const Plan &p) __attribute__((visibility("hidden")));
+}
+// Until then (no state could be built: every slot busy), a call computes
+// the plan and goes to its variant without storing anything.
+#define UARCH_BIND(name, op, ret, params, args)                                          \
+	namespace {                                                                        \
+	typedef ret(*name##_fn) params;                                                    \
+	ret name##_first params                                                            \
+	{                                                                                  \
+		return reinterpret_cast<name##_fn>(uarch::impl_fn(op, uarch::plan_now().impl[op])) args; \
+	}                                                                                  \
+	__attribute__((section(".data.rel.ro.uarch_api"))) name##_fn name##_ptr = name##_first; \
+	}                                                                                  \
+	extern "C" __attribute__((visibility("default"))) ret name params { return __atomic_load_n(&name##_ptr, __ATOMIC_RELAXED) args; }
+#elif UARCH_IFUNC
 #define UARCH_BIND(name, op, ret, params, args)                                          \
 	extern "C" {                                                                       \
 	typedef ret(*name##_fn) params;                                                    \

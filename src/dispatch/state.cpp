@@ -16,6 +16,8 @@ namespace uarch {
 extern "C" unsigned long getauxval(unsigned long) __attribute__((weak));
 // The loader's: where the process's stack started (argc, then argv).
 extern "C" void *__libc_stack_end __attribute__((weak));
+// The C library's environment (the kernel's envp until setenv copies it).
+extern "C" char **environ __attribute__((weak));
 
 // getauxval, or nullptr: its address from the GOT and the call through it,
 // never through the PLT. arm64's ld.so runs the preload library's
@@ -56,15 +58,103 @@ struct Aux {
 	uint64_t secure, hwcap, hwcap2, pagesz;
 };
 
-// after_startup: the caller is a binding made after the loader relocated
-// the C library (at a first call, or the preload library's load-time
-// resolver, which ld.so runs after it; never libuarch.so's resolvers): the loader's copy of
-// the auxiliary vector through getauxval, where the program has one,
-// instead of /proc/self/auxv (11-15 us in a fresh process on the Sapphire
-// Rapids-class guest, against well under 1 us).
+// The arrays the kernel laid out at the top of the stack at exec: envp
+// (nenv entries, then a null) and the auxiliary vector right after it,
+// below the strings they point to, which end at AT_EXECFN's (top).
+struct InitialStack {
+	char *const *envp;
+	size_t nenv;
+	const uint64_t *auxv;   // (type, value) pairs up to AT_NULL
+	uintptr_t strings;      // past the vector: where the kernel's strings may start
+	uintptr_t top;          // AT_EXECFN
+};
+
+constexpr uint64_t at_random = 25, at_execfn = 31;
+
+// From envp on, every word read lies below limit (the lowest string the
+// arrays point to: the arrays lie below all of them). The vector must
+// hold AT_PAGESZ, AT_RANDOM (its 16 bytes between the vector and the
+// strings) and AT_EXECFN (the last string).
+bool walk_env_and_auxv(char *const *envp, uintptr_t limit, InitialStack *out)
+{
+	auto below = [&limit](const void *p, size_t bytes) { return uintptr_t(p) + bytes <= limit; };
+	size_t nenv = 0;
+	for (;; nenv++) {
+		if (!below(envp + nenv, sizeof(char *)))
+			return false;
+		const uintptr_t e = uintptr_t(envp[nenv]);
+		if (!e)
+			break;
+		if (e < uintptr_t(envp + nenv + 1))
+			return false;   // not a string above the arrays
+		if (e < limit)
+			limit = e;
+	}
+	const uint64_t *aux = reinterpret_cast<const uint64_t *>(envp + nenv + 1);
+	bool pagesz = false;
+	uintptr_t top = 0, random = 0;
+	size_t a = 0;
+	for (;; a += 2) {
+		if (a > 2 * 64 || !below(aux + a, 2 * sizeof(uint64_t)))
+			return false;
+		if (aux[a] == 0)
+			break;
+		pagesz |= aux[a] == at_pagesz && aux[a + 1] >= 4096 && !(aux[a + 1] & (aux[a + 1] - 1));
+		if (aux[a] == at_random)
+			random = aux[a + 1];
+		if (aux[a] == at_execfn)
+			top = aux[a + 1];
+	}
+	if (!pagesz || random < uintptr_t(aux + a + 2) || random + 16 > top || top < limit)
+		return false;
+	*out = InitialStack{envp, nenv, aux, uintptr_t(aux + a + 2), top};
+	return true;
+}
+
+// The kernel's arrays, found with no system call and no call into the C
+// library (which may not be relocated yet: libuarch.so's resolvers run
+// while the program is being relocated). In a dynamic program ld.so points
+// __libc_stack_end at argc before it relocates anything; a static
+// program's start code points it a few words lower (argc read there is
+// the zeroed %rax it pushed, never >= 1), and sets environ to the kernel's
+// envp before it runs any resolver. An environ that is not on the stack
+// above this frame (a setenv's copy) is not the kernel's.
+bool initial_stack(InitialStack *out)
+{
+	if (&__libc_stack_end && __libc_stack_end) {
+		const long *sp = static_cast<const long *>(__libc_stack_end);
+		const long argc = sp[0];
+		// argv[0]'s string lies above the arrays: every word up to it is
+		// on the stack.
+		const uintptr_t argv0 = argc >= 1 && argc <= (1L << 20) ? uintptr_t(sp[1]) : 0;
+		if (argv0 > uintptr_t(sp + argc + 2) && sp[1 + argc] == 0 &&
+		    walk_env_and_auxv(reinterpret_cast<char *const *>(sp + argc + 2), argv0, out))
+			return true;
+	}
+	char *const *env = &environ ? environ : nullptr;
+	const char here = 0;
+	if (env && uintptr_t(env) > uintptr_t(&here) && env[0] && uintptr_t(env[0]) > uintptr_t(env))
+		return walk_env_and_auxv(env, uintptr_t(env[0]), out);
+	return false;
+}
+
+// The auxiliary vector's values: from the initial stack, else (after
+// start-up) getauxval, else /proc/self/auxv.
 Aux read_auxv(bool after_startup)
 {
 	Aux a = {false, 0, 0, 0, 0};
+	InitialStack st;
+	if (initial_stack(&st)) {
+		a.readable = true;
+		for (size_t i = 0; st.auxv[i]; i += 2) {
+			const uint64_t v = st.auxv[i + 1];
+			if (st.auxv[i] == at_secure) a.secure = v;
+			else if (st.auxv[i] == at_hwcap) a.hwcap = v;
+			else if (st.auxv[i] == at_hwcap2) a.hwcap2 = v;
+			else if (st.auxv[i] == at_pagesz) a.pagesz = v;
+		}
+		return a;
+	}
 	const auxval_fn get = auxval();
 	if (after_startup && get && (a.pagesz = get(at_pagesz))) {   // AT_PAGESZ: the vector is there
 		a.readable = true;
@@ -95,61 +185,29 @@ Aux read_auxv(bool after_startup)
 	return a;
 }
 
-// Copies the value of UARCH_TUNABLES from /proc/self/environ into g_env,
-// streaming, so any environment size works with a fixed buffer. Returns
-// the number of bytes copied, or -1 when there is no such variable.
-// The same from the environment the program started with, as the kernel
-// laid it out (what /proc/self/environ reads too): the array after argv at
-// the stack's start, which setenv never changes. -2 where the C library
-// says nothing of that start. Only after start-up (see read_auxv): the
-// first /proc open of a process costs 11-15 us on the Sapphire Rapids-class
-// guest.
+// Copies the value of UARCH_TUNABLES from the environment the program
+// started with, as the kernel laid it out (what /proc/self/environ reads
+// too), into g_env; returns the bytes copied, -1 when there is no such
+// variable, -2 when the initial stack cannot be trusted for it.
 long tunables_from_initial_env(char *g_env)
 {
-	const auxval_fn get = auxval();
-	if (!&__libc_stack_end || !__libc_stack_end || !get)
+	InitialStack st;
+	if (!initial_stack(&st))
 		return -2;
 	const char *name = tunables_var;
-	// Where the loader put it, __libc_stack_end points at argc (argc,
-	// argv..., 0, envp..., 0, auxv); a static program's start code points it
-	// elsewhere. Every word read lies below AT_EXECFN, the file name the
-	// kernel put above all of them at the top of the stack, and the layout
-	// is trusted only when the vector found after envp holds the AT_RANDOM
-	// that getauxval reports.
-	constexpr uint64_t at_random = 25, at_execfn = 31;
-	const uintptr_t top = get(at_execfn);
-	const long *sp = static_cast<const long *>(__libc_stack_end);
-	auto below_top = [top](const void *p) { return uintptr_t(p) + sizeof(long) <= top; };
-	if (!top || !below_top(sp) || sp[0] < 0 || sp[0] > (1L << 20) ||
-	    !below_top(sp + 1 + sp[0]) || sp[1 + sp[0]] != 0)
-		return -2;
-	char *const *envp = reinterpret_cast<char *const *>(sp + 1 + sp[0] + 1);
-	size_t nenv = 0;
-	while (below_top(envp + nenv) && envp[nenv])
-		nenv++;
-	const uint64_t *aux = reinterpret_cast<const uint64_t *>(envp + nenv + 1);
-	bool found = false;
-	size_t a = 0;
-	for (; below_top(aux + a + 1) && aux[a] != 0; a += 2)
-		found |= aux[a] == at_random && aux[a + 1] == get(at_random);
-	if (!found)
-		return -2;
-	// The kernel's strings lie between the vector's end and AT_EXECFN.
 	// setenv and putenv edit the array in place (a pointer to the
 	// program's own string; the loader does so to GLIBC_TUNABLES), and
-	// unsetenv shifts it (then the vector is not found above). A
-	// UARCH_TUNABLES entry outside the strings is such an edit: the
-	// kernel's copy (/proc/self/environ) is read instead. Another
-	// variable's edit changes nothing here.
-	const uintptr_t strings = uintptr_t(aux + a + 2);
-	for (size_t i = 0; i < nenv; i++) {
-		const char *e = envp[i];
+	// unsetenv shifts it. A UARCH_TUNABLES entry outside the kernel's
+	// strings is such an edit: the kernel's copy (/proc/self/environ) is
+	// read instead. Another variable's edit changes nothing here.
+	for (size_t i = 0; i < st.nenv; i++) {
+		const char *e = st.envp[i];
 		size_t k = 0;
 		while (name[k] && e[k] == name[k])
 			k++;
 		if (name[k])
 			continue;
-		if (uintptr_t(e) < strings || uintptr_t(e) >= top)
+		if (uintptr_t(e) < st.strings || uintptr_t(e) >= st.top)
 			return -2;
 		const char *v = e + k;
 		long copied = 0;
@@ -165,14 +223,13 @@ long tunables_from_initial_env(char *g_env)
 
 long read_tunables_env(char *g_env, bool *readable, bool after_startup)
 {
+	(void)after_startup;
 	const char *name = tunables_var;
 	constexpr size_t name_len = sizeof tunables_var - 1;
-	if (after_startup) {
-		long n = tunables_from_initial_env(g_env);
-		if (n != -2) {
-			*readable = true;
-			return n;
-		}
+	long n = tunables_from_initial_env(g_env);
+	if (n != -2) {
+		*readable = true;
+		return n;
 	}
 	long fd = sys::open_read("/proc/self/environ");
 	*readable = fd >= 0;
@@ -244,8 +301,8 @@ void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 	s.page_size = aux.pagesz && !(aux.pagesz & (aux.pagesz - 1)) ? aux.pagesz : 4096;
 
 #if defined(__x86_64__)
-	// The caches wait for the first large copy (finish_deferred_plan).
-	// After start-up the loader's copy of the leaves it asked serves
+	// The caches wait for the constructor (complete_plan_at_load), never
+	// for a copy. After start-up the loader's copy of the leaves it asked serves
 	// (leaf 0 from its record of it, where that is found: no CPUID at
 	// all); a resolver may run before the loader filled it.
 	probe_host_binding(&s.cpu, after_startup);
@@ -295,26 +352,63 @@ void compose_idle_name(const IdlePolicy &p, char *out)
 	out[k] = 0;
 }
 
-// The plan again with the caches known; only its thresholds are used (the
-// variants were bound from the same CPU and tunables, and the policy picks
-// them without the caches: deferral_test checks that on every CPUID dump).
-// Every caller computes the same values, so racing threads and a signal
-// handler that interrupts one are harmless: no lock, no allocation, no
-// system call (CPUID only). False, and nothing done, before a state is
-// published.
-bool finish_deferred_plan()
+#if defined(__x86_64__)
+// The C library's cache sizes: glibc (2.33 on) measures them once at
+// start-up, and sysconf reads them from that record (no CPUID). Weak, and
+// called through an opaque pointer as getauxval is; 0 where there is none.
+extern "C" long sysconf(int) __attribute__((weak));
+static long libc_cache(int name)
+{
+	long (*f)(int) = sysconf;
+	__asm__("" : "+r"(f));
+	long v = f ? f(name) : 0;
+	return v > 0 && v < (1l << 32) ? v : 0;
+}
+
+// _SC_LEVEL1_DCACHE_SIZE, _LINESIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE
+// (glibc's numbers, as <unistd.h> gives them).
+constexpr int sc_l1d = 188, sc_l1d_line = 190, sc_l2 = 191, sc_l3 = 194;
+
+// The caches of cpu: the C library's where it knows them all, else CPUID.
+static void complete_caches(Cpu *cpu)
+{
+	Cache c{};
+	c.l1d = uint32_t(libc_cache(sc_l1d));
+	c.line = uint32_t(libc_cache(sc_l1d_line));
+	c.l2 = uint32_t(libc_cache(sc_l2));
+	c.l3 = uint32_t(libc_cache(sc_l3));
+	if (c.l1d && c.l2 && c.line) {
+		cpu->cache = c;
+		// FSRS, FZLRM, FSRC (leaf 7.1): the loader's copy of it.
+		Cpu probed = *cpu;
+		probe_host_caches(&probed, true, false);
+		cpu->features = probed.features;
+	} else {
+		probe_host_caches(cpu, true, true);
+	}
+}
+#endif
+
+void complete_plan_at_load()
 {
 #if defined(__x86_64__)
-	const State *s = state_published();
-	if (!s)
-		return false;
+	const State *published = state_published();
+	if (!published)
+		return;
+	// The slot is this library's own storage: at load, before the program
+	// runs, its thresholds and caches are filled in where they were built.
+	State *s = const_cast<State *>(published);
+	if (s->cpu.cache.l1d || s->cpu.cache.l2)
+		return;   // done (a second constructor: the preload library's twin)
 	Cpu cpu = s->cpu;
-	probe_host_caches(&cpu, true);
+	complete_caches(&cpu);
 	Plan plan;
 	select_plan(cpu, s->tunables, &plan);
 	set_arch_params(plan);
+	s->cpu.cache = cpu.cache;
+	s->cpu.features = cpu.features;
+	s->plan.mem = plan.mem;
 #endif
-	return true;
 }
 
 const char *library_binding() { return UARCH_IFUNC ? "ifunc" : "pointer"; }
@@ -337,9 +431,6 @@ const State *state_build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			// The first published state hands the variants their thresholds.
 			set_arch_params(g_slots[i].state.plan);
-#if defined(__x86_64__)
-			defer_arch_params();
-#endif
 			return &g_slots[i].state;
 		}
 		return expected;   // the same plan, published first by another context

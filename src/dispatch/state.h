@@ -36,6 +36,11 @@ const State *state_build(uint64_t hwcap = 0, uint64_t hwcap2 = 0, bool after_sta
 // The plan of the published state, or of one built here (on this stack
 // where every slot is claimed): what a resolver may return for good.
 Plan plan_now(uint64_t hwcap = 0, uint64_t hwcap2 = 0, bool after_startup = true) UARCH_HIDDEN;
+// x86-64: the published plan was made without the cache sizes (a leaf per
+// cache level, each a VM exit in a guest); at load, in a constructor after
+// every relocation, this takes them from the C library's record (else
+// CPUID) and finishes the thresholds. Never called inside a copy.
+void complete_plan_at_load() UARCH_HIDDEN;
 // For tools and tests, which never race a build: the built state.
 const State &state() UARCH_HIDDEN;
 // Tests only: as if nothing were published and the first claimed slots

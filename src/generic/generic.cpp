@@ -1,4 +1,4 @@
-// Built with -ffreestanding -fno-builtin: the loops below must stay loops,
+// Built with -fno-builtin -fno-tree-loop-distribute-patterns: the loops below must stay loops,
 // not become calls to memcpy/memset (which may be these very functions).
 #include "generic/generic.h"
 #include <stdint.h>

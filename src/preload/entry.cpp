@@ -34,8 +34,12 @@
 #include "sys/sys.h"
 #include "sys/load_data.h"
 #include "preload/entry.h"
+#include "dispatch/bind.h"
 
 using uarch::Op;
+
+// 1 once ld.so relocated this library (the load-time binding ran).
+int uarch_preload_relocated UARCH_LOAD_DATA;
 
 extern "C" {
 // The linker's: this object's ELF header as mapped, and its dynamic section.
@@ -53,16 +57,17 @@ using sys::failed;
 using sys::prot_read;
 using sys::prot_write;
 
-// 1 once the pointers hold the variants.
+// 1 once the offsets lead to the variants.
 int g_pointers_set UARCH_LOAD_DATA;
+
 // 1 once the dynamic symbols name the variants.
 int g_symbols_bound UARCH_LOAD_DATA;
 
-// What the entries' pointers hold now.
-void load_targets(void *targets[entry_count])
+// What the entries lead to now.
+[[maybe_unused]] void load_targets(void *targets[entry_count])
 {
 	for (uint32_t i = 0; i < entry_count; i++)
-		targets[i] = __atomic_load_n(&uarch_preload_ptr[i], __ATOMIC_ACQUIRE);
+		targets[i] = entry_target(i);
 }
 
 // ---- the dynamic symbols --------------------------------------------------
@@ -122,7 +127,7 @@ Elf64_Sym *gnu_lookup(Elf64_Sym *symtab, const char *strtab, const uint32_t *tab
 // targets; false, and nothing written, where that cannot be done without
 // an executable page turning writable, or the system refuses. page_size:
 // the system's.
-bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
+[[maybe_unused]] bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
 {
 	const uintptr_t bias = load_bias();
 	// glibc's ld.so rewrites the dynamic section's addresses in place
@@ -186,16 +191,19 @@ bool patch_symbols(void *const targets[entry_count], uintptr_t page_size)
 
 } // namespace
 
+// Only from the load-time binding: the offsets lie in RELRO, writable
+// only while ld.so relocates this library.
 const State *bind_entries(uint64_t hwcap, uint64_t hwcap2)
 {
-	// Every caller stores the pointers (the same values, idempotent).
 	const State *st = state_build(hwcap, hwcap2, true);
 	if (!st)
 		return nullptr;   // every build slot busy: the portable variants stay
-	for (uint32_t i = 0; i < entry_count; i++)
-		__atomic_store_n(&uarch_preload_ptr[i], impl_fn(entry_op[i], st->plan.impl[entry_op[i]]),
-				 __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < entry_count; i++) {
+		const uintptr_t to = uintptr_t(impl_fn(entry_op[i], st->plan.impl[entry_op[i]]));
+		__atomic_store_n(&uarch_preload_off[i], int64_t(to - uintptr_t(&uarch_preload_off[i])), __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&g_pointers_set, 1, __ATOMIC_RELEASE);
+	bind_api_at_load(st->plan);
 	return st;
 }
 
@@ -232,11 +240,16 @@ __attribute__((used, visibility("hidden"))) auto uarch_preload_load_resolver() -
 	const uint64_t hwcap = 0, hwcap2 = 0;
 #endif
 	if (const uarch::State *st = uarch::bind_entries(hwcap, hwcap2)) {
+#if !defined(UARCH_RECORD)   // the recorder's names count, then call the variants
 		void *targets[uarch::entry_count];
 		uarch::load_targets(targets);
 		if (uarch::patch_symbols(targets, st->page_size))
 			__atomic_store_n(&uarch::g_symbols_bound, 1, __ATOMIC_RELEASE);
+#else
+		(void)st;
+#endif
 	}
+	__atomic_store_n(&uarch_preload_relocated, 1, __ATOMIC_RELEASE);
 	return &uarch_preload_bound;
 }
 
@@ -246,14 +259,3 @@ static void uarch_preload_load() __attribute__((ifunc("uarch_preload_load_resolv
 __attribute__((used)) static void (*const uarch_preload_load_slot)() = &uarch_preload_load;
 }
 
-// Before the load-time binding (and where it could not build the state)
-// the entries go to the portable variants: right on every CPU. Constant
-// initialisers (a constructor would run after the binding and undo it).
-extern "C" {
-uarch::op_memcpy_fn uarch_generic_memcpy __attribute__((visibility("hidden")));
-uarch::op_memmove_fn uarch_generic_memmove __attribute__((visibility("hidden")));
-uarch::op_memset_fn uarch_generic_memset __attribute__((visibility("hidden")));
-}
-void *uarch_preload_ptr[3] = {reinterpret_cast<void *>(&uarch_generic_memcpy),
-			      reinterpret_cast<void *>(&uarch_generic_memmove),
-			      reinterpret_cast<void *>(&uarch_generic_memset)};

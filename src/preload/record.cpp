@@ -30,6 +30,7 @@
 // timed then on a scratch record.
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,11 +39,17 @@
 #include "dispatch/bind.h"
 #include "dispatch/libc_names.h"
 #include "sys/sys.h"
+#include "preload/entry.h"
 #include "preload/record_format.h"
 
 extern "C" int __register_atfork(void (*prepare)(), void (*parent)(), void (*child)(), void *dso_handle);
+extern "C" void __cxa_finalize(void *dso_handle);
 
 namespace {
+
+// This library's handle for the C library's per-library registrations
+// (the start files' __dso_handle, which -nostartfiles leaves out).
+char dso_handle;
 
 using namespace uarch::prof;
 
@@ -166,8 +173,10 @@ inline Block *own_block(bool *shared)
 	if (Block *b = tls_own)
 		return b;
 	if (!tls_overflow) {
-		tls_tid = uint32_t(uarch::sys::call6(nr_gettid));
+		// The thread's number in this process, in the order of first
+		// calls: no system call inside memcpy (gettid would be one).
 		uint32_t i = __atomic_fetch_add(&pool_used, 1, __ATOMIC_RELAXED);
+		tls_tid = i + 1;
 		if (i < pool_blocks) {
 			tls_own = &pool[i];
 			if (!trace.budget)
@@ -215,6 +224,8 @@ __attribute__((noinline)) void note_cmp_slow(CmpIndex c, size_t n)
 
 inline void note_cmp(CmpIndex c, size_t n)
 {
+	if (__builtin_expect(!uarch::relocated(), 0))
+		return;   // before ld.so relocated this library: no TLS offsets yet
 	if (Block *b = tls_block)
 		note_cmp_into<false>(b, c, n);
 	else
@@ -223,6 +234,8 @@ inline void note_cmp(CmpIndex c, size_t n)
 
 inline void note(Entry e, OpIndex op, const void *d, const void *s, size_t n)
 {
+	if (__builtin_expect(!uarch::relocated(), 0))
+		return;   // as note_cmp
 	if (Block *b = tls_block)
 		note_into<false>(b, e, op, d, s, n);
 	else
@@ -267,15 +280,22 @@ size_t put_decimal(char *path, size_t l, uint64_t v)
 	return l;
 }
 
+// The recorder's files: created new (never an existing name, never
+// through a symbolic link: a planted link would have its target
+// overwritten), readable by their owner only (a trace holds addresses),
+// and reopened by this image without following a link.
+constexpr long out_create = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+constexpr long out_reopen = O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
+constexpr long out_mode = 0600;
+
 // Opens this image's file: the one it wrote before (an exec that failed,
 // then exit), else a new one, <prefix><pid>.uprof or the first free
 // <prefix><pid>-<k>.uprof: never another image's.
 long open_own_file(long pid)
 {
-	enum : long { o_wronly = 01, o_creat = 0100, o_excl = 0200, o_trunc = 01000, o_cloexec = 02000000 };
-	if (own_path[0])
+	if (own_path[0])   // created by this image: reopened, never through a link
 		return uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(own_path),
-					 o_wronly | o_trunc | o_cloexec, 0644);
+					 out_reopen, 0);
 	char path[sizeof own_path];
 	size_t base = 0;
 	while (out_prefix[base] && base < sizeof out_prefix - 1) {
@@ -293,7 +313,7 @@ long open_own_file(long pid)
 			path[l++] = *x;
 		path[l] = 0;
 		long fd = uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(path),
-					    o_wronly | o_creat | o_excl | o_cloexec, 0644);
+					    out_create, out_mode);
 		if (fd == -EEXIST)
 			continue;
 		if (fd >= 0)
@@ -452,11 +472,14 @@ void write_trace(long pid)
 	for (const char *x = ".utrace"; *x; x++)
 		path[l++] = *x;
 	path[l] = 0;
-	enum : long { o_wronly = 01, o_creat = 0100, o_trunc = 01000, o_cloexec = 02000000 };
+	// Created by this image's first write; an exec that failed, then exit,
+	// writes it again.
+	static bool written;
 	long fd = uarch::sys::call6(uarch::sys::nr_openat, uarch::sys::at_fdcwd, long(path),
-				    o_wronly | o_creat | o_trunc | o_cloexec, 0644);
+				    written ? out_reopen : out_create, out_mode);
 	if (fd < 0)
 		return;
+	written = true;
 	uint64_t calls = __atomic_load_n(&trace.next, __ATOMIC_ACQUIRE);
 	uint64_t n = calls < trace.budget ? calls : trace.budget;
 	uint64_t first = calls - n;   // the index of the oldest call kept
@@ -613,8 +636,11 @@ __attribute__((constructor(102))) void record_init()
 		trace_init();
 	// glibc's own registration: pthread_atfork is a stub in
 	// libc_nonshared.a that carries no CET marking and needs the start
-	// files' __dso_handle (no handle: the recorder is never unloaded).
-	__register_atfork(nullptr, nullptr, reset_in_child, nullptr);
+	// files' __dso_handle. A handle of this library's own instead, which
+	// record_unload hands to __cxa_finalize: that unregisters the handler
+	// when the library is unloaded (dlclose), before a later fork would
+	// call into unmapped code.
+	__register_atfork(nullptr, nullptr, reset_in_child, &dso_handle);
 	find_next(&next_execve, "execve");
 	find_next(&next_execvpe, "execvpe");
 	find_next(&next_execv, "execv");
@@ -628,6 +654,9 @@ __attribute__((constructor(102))) void record_init()
 }
 
 __attribute__((destructor(102))) void record_fini() { write_profile(); }
+
+// After every other destructor of this library (at exit, or at dlclose).
+__attribute__((destructor(101))) void record_unload() { __cxa_finalize(&dso_handle); }
 
 } // namespace
 
@@ -670,6 +699,8 @@ static __attribute__((noinline)) void *memset_slow(void *d, int c, size_t n)
 
 EXPORT void *memcpy(void *d, const void *s, size_t n)
 {
+	if (__builtin_expect(!uarch::relocated(), 0))
+		return uarch::bound_memcpy(d, s, n);   // as note_cmp
 	Block *b = tls_block;
 	if (__builtin_expect(!b, 0))
 		return memcpy_slow(d, s, n);
@@ -679,6 +710,8 @@ EXPORT void *memcpy(void *d, const void *s, size_t n)
 
 EXPORT void *memmove(void *d, const void *s, size_t n)
 {
+	if (__builtin_expect(!uarch::relocated(), 0))
+		return uarch::bound_memmove(d, s, n);   // as note_cmp
 	Block *b = tls_block;
 	if (__builtin_expect(!b, 0))
 		return memmove_slow(d, s, n);
@@ -688,6 +721,8 @@ EXPORT void *memmove(void *d, const void *s, size_t n)
 
 EXPORT void *memset(void *d, int c, size_t n)
 {
+	if (__builtin_expect(!uarch::relocated(), 0))
+		return uarch::bound_memset(d, c, n);   // as note_cmp
 	Block *b = tls_block;
 	if (__builtin_expect(!b, 0))
 		return memset_slow(d, c, n);

@@ -117,7 +117,7 @@ struct TraceRecord {
 	uint64_t src;                // 0 for the memset family
 	uint64_t size;
 	uint64_t gap;                // ticks since the same thread's previous call of the family; 0: its first
-	uint32_t tid;                // the kernel's thread id
+	uint32_t tid;                // the thread's number in its process, in the order of first calls (1, 2, ...)
 	uint32_t entry;              // Entry
 };
 

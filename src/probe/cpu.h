@@ -77,13 +77,16 @@ struct CpuidSource {
 };
 void probe_x86(Cpu *out, const CpuidSource *src);   // both halves below
 // What binding needs, at most 6 CPUID leaves (caches unknown, line from
-// CLFLUSH); then the caches, added to the same Cpu, when first needed.
+// CLFLUSH); then leaf 7.1 and (caches) the caches, added to the same Cpu.
 void probe_x86_binding(Cpu *out, const CpuidSource *src);
-void probe_x86_caches(Cpu *inout, const CpuidSource *src);
+void probe_x86_caches(Cpu *inout, const CpuidSource *src, bool caches = true);
 // On the real hardware (x86-64 only). loader: take the leaves glibc's
 // loader already asked from it (cpuid_loader), only after the loader ran.
 void probe_host_binding(Cpu *out, bool loader);
-void probe_host_caches(Cpu *inout, bool loader);
+void probe_host_caches(Cpu *inout, bool loader, bool caches = true);
+// How many CPUID instructions this process ran through cpuid_hardware()
+// and cpuid_loader(): what the tests hold every copy and fill to (none).
+uint32_t cpuid_instructions();
 const CpuidSource *cpuid_hardware();   // the real instruction (x86-64 only)
 // The loader's copy of leaves 1, 7.0, 7.1 and 0x80000001 where glibc's
 // ld.so has one (else, and for every other leaf, the instruction).

@@ -126,13 +126,13 @@ void probe_x86_binding(Cpu *c, const CpuidSource *src)
 		c->zen = zen_generation(c->vendor, c->family, c->model);
 }
 
-// Leaf 7.1 and the caches, on top of probe_x86_binding's answer in *c:
-// only the large-copy thresholds need them, so the library asks at the
-// first copy large enough to consult one (plan.h), not at load. What
-// binding learnt (the largest leaves, TOPOEXT) is not asked again: 7.1,
-// then leaf 4 or 0x8000001D once per cache up to the L3 (on AMD after
-// 0x80000000), or 0x80000005/6.
-void probe_x86_caches(Cpu *c, const CpuidSource *src)
+// Leaf 7.1 and (with caches) the caches, on top of probe_x86_binding's
+// answer in *c: only the large-copy thresholds need them, so the library
+// asks in its constructor (state.h: complete_plan_at_load), not in its
+// resolvers, and never inside a copy. What binding learnt (the largest
+// leaves, TOPOEXT) is not asked again: 7.1, then leaf 4 or 0x8000001D once
+// per cache up to the L3 (on AMD after 0x80000000), or 0x80000005/6.
+void probe_x86_caches(Cpu *c, const CpuidSource *src, bool caches)
 {
 	if (c->family == 0)   // no leaf 1: nothing more to ask
 		return;
@@ -142,6 +142,8 @@ void probe_x86_caches(Cpu *c, const CpuidSource *src)
 		if (bit(r.eax, 11)) c->set(f_fsrs);
 		if (bit(r.eax, 12)) c->set(f_fsrc);
 	}
+	if (!caches)
+		return;
 	if (c->vendor == Vendor::amd || c->vendor == Vendor::hygon) {
 		CpuidRegs r = src->cpuid(src, 0x80000000, 0);
 		uint32_t max_ext = r.eax;
@@ -204,8 +206,12 @@ void probe_x86(Cpu *c, const CpuidSource *src)
 }
 
 #if defined(__x86_64__)
+static uint32_t g_cpuid_count UARCH_LOAD_DATA;
+uint32_t cpuid_instructions() { return __atomic_load_n(&g_cpuid_count, __ATOMIC_RELAXED); }
+
 static CpuidRegs hw_cpuid(const CpuidSource *, uint32_t leaf, uint32_t sub)
 {
+	__atomic_fetch_add(&g_cpuid_count, 1, __ATOMIC_RELAXED);
 	CpuidRegs r;
 	__asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(sub));
 	return r;
@@ -288,9 +294,9 @@ void probe_host_binding(Cpu *out, bool loader)
 	probe_x86_binding(out, loader ? cpuid_loader() : cpuid_hardware());
 }
 
-void probe_host_caches(Cpu *out, bool loader)
+void probe_host_caches(Cpu *out, bool loader, bool caches)
 {
-	probe_x86_caches(out, loader ? cpuid_loader() : cpuid_hardware());
+	probe_x86_caches(out, loader ? cpuid_loader() : cpuid_hardware(), caches);
 }
 #endif
 

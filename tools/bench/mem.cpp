@@ -331,11 +331,6 @@ bool use_preload_sides(const std::string &lib)
 				impl(op), uarch_impl(op));
 			return false;
 		}
-	// The library's first copy of 256 KiB or more (caches_matter_from)
-	// finishes its plan: make one now, so that every row measures the
-	// finished thresholds.
-	std::vector<char> from(1 << 20, 1), to(1 << 20);
-	reinterpret_cast<CopyFn>(cpy)(to.data(), from.data(), to.size());
 	using Binding = const char *(*)(void);
 	auto binding = reinterpret_cast<Binding>(dlsym(h, "uarch_preload_binding"));
 	printf("preload entries: %s, binding %s\n", lib.c_str(), binding ? binding() : "?");

@@ -207,11 +207,24 @@ bool emit(const char *prog, const Options &o, const std::vector<std::pair<std::s
 	return ok;
 }
 
+// A run that failed or was skipped: Google Benchmark 1.8 replaced
+// error_occurred (Debian 12's 1.7) with skipped (Debian 13's 1.9).
+template <class R>
+auto run_failed(const R &r, int) -> decltype(bool(r.skipped))
+{
+	return bool(r.skipped);
+}
+template <class R>
+bool run_failed(const R &r, long)
+{
+	return r.error_occurred;
+}
+
 void Medians::ReportRuns(const std::vector<Run> &runs)
 {
 	Quiet::ReportRuns(runs);
 	for (const Run &r : runs) {
-		if (r.error_occurred)
+		if (run_failed(r, 0))
 			continue;
 		bool agg = r.run_type == Run::RT_Aggregate;
 		if (agg && r.aggregate_name != stat)

@@ -32,14 +32,6 @@ MemParams arch_params_for(const MemThresholds &m) __attribute__((visibility("hid
 // The binder writes it before publishing any function pointer.
 extern MemParams mem_params __attribute__((visibility("hidden")));
 
-// Nonzero while mem_params holds the windows of binding, made without the
-// cache sizes (CPUID leaves that cost a VM exit each in a guest): a copy or
-// fill of caches_matter_from bytes or more calls finish_mem_params() first,
-// which probes the caches, re-plans and clears it (params.cpp); smaller
-// ones decide the same either way (plan.h).
-extern int mem_params_pending __attribute__((visibility("hidden")));
-void finish_mem_params() __attribute__((visibility("hidden")));
-
 } // namespace uarch
 
 // Entry points start a 1 KiB block: the small-size path then sits in one

@@ -335,22 +335,9 @@ UARCH_INLINE void *move_large_body(char *d, const char *s, size_t n, const MemPa
 	return d;
 }
 
-// The first copy of caches_matter_from bytes or more: the thresholds are
-// completed (finish_mem_params), then it runs as any other. Out of line, so
-// that move_large itself needs no frame for the call (with one, gcc aligned
-// the stack to 64 bytes and saved three registers on every large copy).
-template <class V>
-__attribute__((noinline, cold)) void *move_large_first(char *d, const char *s, size_t n)
-{
-	finish_mem_params();
-	return move_large_body<V>(d, s, n, mem_params);
-}
-
 template <class V>
 __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
 {
-	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
-		return move_large_first<V>(d, s, n);
 	return move_large_body<V>(d, s, n, p);
 }
 
@@ -428,17 +415,8 @@ UARCH_INLINE void *set_large_body(char *d, uint8_t c, size_t n, const MemParams 
 }
 
 template <class V>
-__attribute__((noinline, cold)) void *set_large_first(char *d, uint8_t c, size_t n)
-{
-	finish_mem_params();   // as move_large_first
-	return set_large_body<V>(d, c, n, mem_params);
-}
-
-template <class V>
 __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
 {
-	if (__builtin_expect(n >= caches_matter_from && __atomic_load_n(&mem_params_pending, __ATOMIC_ACQUIRE), 0))
-		return set_large_first<V>(d, c, n);
 	return set_large_body<V>(d, c, n, p);
 }
 

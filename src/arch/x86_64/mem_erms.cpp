@@ -27,7 +27,7 @@ uarch_x86_64_memmove_erms(void *dst, const void *src, size_t n)
 }
 
 // memcpy tolerates overlap, as every x86-64 variant's does: the same entry.
-extern "C" __attribute__((visibility("hidden"))) void *uarch_x86_64_memcpy_erms(void *, const void *, size_t)
+extern "C" __attribute__((visibility("hidden"))) void *uarch_x86_64_memcpy_erms(void *, const void *, size_t) noexcept
 	__attribute__((alias("uarch_x86_64_memmove_erms")));
 
 extern "C" UARCH_MEM_ENTRY __attribute__((visibility("hidden"))) void *

@@ -6,7 +6,6 @@
 namespace uarch {
 
 MemParams mem_params UARCH_LOAD_DATA;
-int mem_params_pending UARCH_LOAD_DATA;
 
 // Each field is stored on its own (relaxed): a variant that reads them
 // while they change sees a mix of old and new windows, and every mix
@@ -43,34 +42,6 @@ void set_arch_params(const Plan &p)
 	__atomic_store_n(&mem_params.copy_loop_max, m.copy_loop_max, __ATOMIC_RELAXED);
 	__atomic_store_n(&mem_params.set_loop_max, m.set_loop_max, __ATOMIC_RELAXED);
 	set_prefetch_stride(p.mem.prefetch_stride);
-}
-
-// The ladder keeps the copy and fill loops inline below every window
-// (inline_loop) and asks whether the thresholds are complete only in
-// move_large/set_large. Until they are, the inline loops end at
-// caches_matter_from, so that the first copy or fill of that size gets
-// there whatever the windows (with rep movsb and stosb never, as on Zen 4,
-// it otherwise stayed inline up to the cache-less nt_min, 768 KiB, and the
-// caches waited for such a copy).
-static void lower_to_caches_matter(uint64_t *v)
-{
-	if (__atomic_load_n(v, __ATOMIC_RELAXED) > caches_matter_from)
-		__atomic_store_n(v, uint64_t(caches_matter_from), __ATOMIC_RELAXED);
-}
-
-void defer_arch_params()
-{
-	lower_to_caches_matter(&mem_params.copy_loop_max);
-	lower_to_caches_matter(&mem_params.set_loop_max);
-	__atomic_store_n(&mem_params_pending, 1, __ATOMIC_RELEASE);
-}
-
-// Cleared only once the plan is finished: while no state is published
-// (a copy that races the load-time build) the windows of binding serve.
-void finish_mem_params()
-{
-	if (finish_deferred_plan())
-		__atomic_store_n(&mem_params_pending, 0, __ATOMIC_RELEASE);
 }
 
 } // namespace uarch
