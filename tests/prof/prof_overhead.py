@@ -74,4 +74,4 @@ print(f"recording a trace adds {trace_added:.2f} instructions per call (limit {t
 if per_call[preload] <= 0 or added < 0 or trace_added < added:
     print("prof_overhead: the counts are not plausible")
     sys.exit(1)
-sys.exit(0 if added <= limit and trace_added <= trace_limit else 1)
+sys.exit(0 if round(added, 2) <= limit and round(trace_added, 2) <= trace_limit else 1)
