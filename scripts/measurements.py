@@ -3,8 +3,9 @@
 
     scripts/measurements.py                  rewrite every generated page and table
     scripts/measurements.py --import-e2e E2E_CSV SLUG COMMIT DATE
-                                             write docs/measurements/e2e/SLUG.csv from
-                                             the e2e.csv of scripts/bench-e2e.sh
+                                             put the e2e.csv of scripts/bench-e2e.sh into
+                                             docs/measurements/e2e/SLUG.csv, replacing
+                                             the rows of the same C library
     scripts/measurements.py --check          fail (exit 1) when a committed page differs
                                              from what the CSV generates, when a CSV row
                                              is malformed, or when a relative link in
@@ -20,9 +21,10 @@ Inputs (docs/measurements/):
                     ratio = glibc time / uarch time (> 1: uarch faster); ratio_lo and
                     ratio_hi are the lowest and highest over the runs; date is the
                     measured commit's date
-  e2e/*.csv         real programs under LD_PRELOAD, one row per program and CPU:
-                    date,commit,cpu,program,workload,plain_cpu_s,uarch_cpu_s,ratio,
-                    ci_lo,ci_hi,predicted,share,runs,note
+  e2e/*.csv         real programs under LD_PRELOAD, one row per program, CPU and
+                    C library: date,commit,cpu,libc,program,workload,plain_cpu_s,
+                    uarch_cpu_s,ratio,ci_lo,ci_hi,predicted,share,runs,note
+                    (libc: "glibc 2.36", as confstr(_CS_GNU_LIBC_VERSION) says)
                     ratio = plain CPU time / uarch CPU time (the median of paired
                     runs); ci_lo, ci_hi its 95% confidence interval (may be empty);
                     predicted: the ratio a replayed trace predicts, share: the part
@@ -43,7 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEAS = os.path.join(ROOT, 'docs', 'measurements')
 BENCH_COLS = ['date', 'commit', 'cpu', 'benchmark', 'op', 'case', 'align', 'ratio_lo', 'ratio_hi',
               'glibc_ns', 'uarch_ns', 'runs', 'note']
-E2E_COLS = ['date', 'commit', 'cpu', 'program', 'workload', 'plain_cpu_s', 'uarch_cpu_s', 'ratio',
+E2E_COLS = ['date', 'commit', 'cpu', 'libc', 'program', 'workload', 'plain_cpu_s', 'uarch_cpu_s', 'ratio',
             'ci_lo', 'ci_hi', 'predicted', 'share', 'runs', 'note']
 CPU_COLS = ['slug', 'name', 'cpu', 'features', 'caches', 'guest']
 BEGIN = '<!-- measurements.py e2e: begin -->'
@@ -176,24 +178,26 @@ def e2e_rows(slugs, cpus):
                 errors.append(f'{rel(path)}:{i}: give both ci_lo and ci_hi, or neither')
             number(path, i, r, 'predicted', False)
             number(path, i, r, 'share', False)
+            if not re.fullmatch(r'\w+ \d+\.\d+', r['libc']):
+                errors.append(f'{rel(path)}:{i}: libc {r["libc"]!r} is not like "glibc 2.41"')
             rows.append(r)
     return rows
 
 
 def e2e_table(e2e, cpus, only=None):
-    out = ['| CPU | program | workload | plain / uarch CPU time | 95% CI | predicted | in memcpy & co | code, date |',
-           '|---|---|---|---|---|---|---|---|']
+    out = ['| CPU | C library | program | workload | plain / uarch CPU time | 95% CI | predicted | in memcpy & co | code, date |',
+           '|---|---|---|---|---|---|---|---|---|']
     for c in cpus:
         if only and c['slug'] != only:
             continue
         name = f'[{c["name"]}](docs/measurements/{c["slug"]}.md)' if not only else c['name']
         mine = [r for r in e2e if r['cpu'] == c['slug']]
         if not mine:
-            out.append(f'| {name} | | | not measured yet on this CPU | | | | |')
+            out.append(f'| {name} | | | | not measured yet on this CPU | | | | |')
         for r in mine:
             ci = f'{r["ci_lo"]}-{r["ci_hi"]}' if r['ci_lo'] else ''
             share = f'{float(r["share"]) * 100:.1f}%' if r['share'] else ''
-            out.append(f'| {name} | {md_cell(r["program"])} | {md_cell(r["workload"])} | {r["ratio"]}'
+            out.append(f'| {name} | {r["libc"]} | {md_cell(r["program"])} | {md_cell(r["workload"])} | {r["ratio"]}'
                        f' | {ci} | {r["predicted"]} | {share} | {r["commit"]}, {r["date"]} |')
     return out
 
@@ -203,7 +207,8 @@ def cpu_page(c, rows_by_file, e2e):
     out = [f'# {c["name"]}', '', GENERATED, '',
            f'{c["guest"]}; {c["cpu"]}; {c["features"]}; caches {c["caches"]}. '
            'No guest exposed WAITPKG or MONITORX, none gave performance counters.', '',
-           'Ratios are glibc 2.36 time / uarch time (> 1: uarch faster), lowest and highest over '
+           'Ratios are the C library\'s time / uarch time (> 1: uarch faster): glibc 2.36 for the '
+           'microbenchmark rows, the C library named in its row for the real programs; lowest and highest over '
            'the runs; the date is the measured commit\'s. The CSV files beside this page hold the '
            f'rows ([{slug}/]({slug}/)); the notebook entries they come from, with how each was taken '
            f'and what it showed, are in [archive/{slug}.md](archive/{slug}.md). Most rows are '
@@ -307,7 +312,8 @@ def import_e2e(src, slug, commit, date):
             continue
         scale = 1e-6 if r['unit'] == 'us' else 1.0   # nginx: CPU time per request
         na = lambda v: '' if v in ('', 'n/a') else v
-        out.append({'date': date, 'commit': commit, 'cpu': slug, 'program': r['program'],
+        out.append({'date': date, 'commit': commit, 'cpu': slug, 'libc': r.get('libc', 'unknown'),
+                    'program': r['program'],
                     'workload': r['workload'],
                     'plain_cpu_s': f"{float(r['without_median']) * scale:.6g}",
                     'uarch_cpu_s': f"{float(r['with_median']) * scale:.6g}",
@@ -317,11 +323,14 @@ def import_e2e(src, slug, commit, date):
                     'note': r['name'] + (', CPU time per request' if scale != 1.0 else '')})
     os.makedirs(os.path.join(MEAS, 'e2e'), exist_ok=True)
     path = os.path.join(MEAS, 'e2e', slug + '.csv')
+    libcs = {r['libc'] for r in out}
+    kept = [r for r in csv.DictReader(open(path))] if os.path.exists(path) else []
+    kept = [r for r in kept if r['libc'] not in libcs]
     with open(path, 'w', newline='') as f:
         w = csv.DictWriter(f, E2E_COLS, lineterminator='\n')
         w.writeheader()
-        w.writerows(out)
-    print(f'wrote {rel(path)}: {len(out)} programs')
+        w.writerows(kept + out)
+    print(f'wrote {rel(path)}: {len(out)} programs ({", ".join(sorted(libcs))}), {len(kept)} rows of other C libraries kept')
 
 
 def main(argv):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tests on Debian 13 (GCC 14, clang 19, glibc 2.41), in a fresh root
 # made by scripts/debian-root.sh: the quickstart as a new user runs it, the
-# core, mem, sandbox and e2e suites built by gcc, the core and mem suites
+# core, mem, sandbox, e2e and zoo suites built by gcc, the core and mem suites
 # built by clang, and the package build (scripts/test-deb.sh). Writes a
 # meson-style test log, each test's name prefixed "debian13/", to
 # OUT/meson-logs/testlog.json (default OUT: build-debian13), and one SKIP
@@ -26,7 +26,7 @@ grep -q "^== uarch-info" "$o/quickstart.log" && grep -q "geometric mean ratio" "
 step "deps.sh --test" "$o/deps.log" bash scripts/deps.sh --test; record $? "deps.sh --test installs the test packages"
 if build_tree build -Dtests=true -Dfuzz=false; then
   record 0 "gcc $(gcc -dumpfullversion): build with tests"
-  test_tree build --suite core --suite mem --suite sandbox --suite e2e --no-suite heavy >"$o/gcc-tests.log" 2>&1
+  test_tree build --suite core --suite mem --suite sandbox --suite e2e --suite zoo --no-suite heavy >"$o/gcc-tests.log" 2>&1
   cp build/meson-logs/testlog.json "$o/gcc.json"
 else
   record 1 "gcc $(gcc -dumpfullversion): build with tests"
@@ -39,6 +39,17 @@ else
   record 1 "clang $(clang -dumpversion): build with tests"
 fi
 bash scripts/test-deb.sh /tmp/deb >"$o/deb.log" 2>&1
+# The packages installed as a user installs them (this root is new), then
+# used from /usr.
+if ls /tmp/deb/*.deb >/dev/null 2>&1; then
+  step "apt-get install the packages" "$o/install.log" apt-get install -y -q /tmp/deb/*.deb; record $? "apt-get install libuarch0 libuarch-dev uarch-tools"
+  step "uarch-info" "$o/installed.log" uarch-info; record $? "installed uarch-info runs"
+  out=$(uarch-run uarch-info 2>&1); echo "$out" >>"$o/installed.log"
+  echo "$out" | grep -q "libuarch_preload.so, symbols"; record $? "installed uarch-run preloads libuarch_preload.so.0 (uarch-info: symbols)"
+  m=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+  out=$(LD_PRELOAD=/usr/lib/$m/libuarch_preload.so.0 python3 -c "print(bytes(range(256)) * 4096 == bytes(bytearray(bytes(range(256)) * 4096)))" 2>&1)
+  [ "$out" = True ]; record $? "the installed preload library under python3 ($out)"
+fi
 exit 0
 '
 rc=0

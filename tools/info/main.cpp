@@ -140,8 +140,8 @@ std::string entry_binding()
 		std::string b = f();
 		return "libuarch_preload.so, " + b +
 		       (b == "symbols"   ? " (the symbols name the variants, bound at load; objects bound earlier"
-					       " jump through a pointer)"
-			: b == "pointer" ? " (jmp through a pointer)"
+					       " jump by an offset kept in RELRO)"
+			: b == "pointer" ? " (one jump by an offset kept in RELRO)"
 			: b == "unbound" ? " (the portable variants: no state at load)"
 					 : "");
 	}
