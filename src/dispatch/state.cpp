@@ -42,9 +42,11 @@ struct Scratch {
 };
 constexpr unsigned nslots = 4;
 static Scratch g_slots[nslots];
-// 0: free; otherwise the process id of the context that claimed it. A
-// slot claimed in another process (a fork while a thread built) is free
-// again in this one.
+// 0: free; 1: claimed, for good. A claim is never taken over: a vfork or
+// CLONE_VM child has a pid of its own but shares this memory, and may not
+// tell a claim its parent's thread is still filling from one a fork left
+// behind. A fork child whose parent was mid-build finds the other slots,
+// or builds on its stack.
 static long g_claimed[nslots] UARCH_LOAD_DATA;
 static const State *g_published UARCH_LOAD_DATA;
 
@@ -419,12 +421,11 @@ const State *state_build(uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 {
 	if (const State *s = state_published())
 		return s;
-	const long pid = sys::call6(sys::nr_getpid);
 	for (unsigned i = 0; i < nslots; i++) {
-		long owner = __atomic_load_n(&g_claimed[i], __ATOMIC_ACQUIRE);
-		if (owner == pid ||
-		    !__atomic_compare_exchange_n(&g_claimed[i], &owner, pid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			continue;   // being built in this process, or just claimed by another context
+		long free = 0;
+		if (__atomic_load_n(&g_claimed[i], __ATOMIC_ACQUIRE) ||
+		    !__atomic_compare_exchange_n(&g_claimed[i], &free, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;   // claimed by another context (or one that is gone)
 		build(g_slots[i], hwcap, hwcap2, after_startup);
 		const State *expected = nullptr;
 		if (__atomic_compare_exchange_n(&g_published, &expected, &g_slots[i].state, false,
@@ -466,7 +467,7 @@ void state_forget_for_test(unsigned claimed_elsewhere)
 {
 	__atomic_store_n(&g_published, nullptr, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < nslots; i++)
-		__atomic_store_n(&g_claimed[i], i < claimed_elsewhere ? sys::call6(sys::nr_getpid) : 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&g_claimed[i], i < claimed_elsewhere ? 1 : 0, __ATOMIC_RELEASE);
 }
 
 } // namespace uarch

@@ -48,20 +48,44 @@ TEST(State, EverySlotBusyBuildsOnTheStack)
 TEST(State, AForkDuringABuildLeavesTheChildWorking)
 {
 	const Plan want = state_build()->plan;
-	// Every slot claimed by this process, as if four threads were
-	// building when the fork came: in the child nobody will finish them.
+	// Every slot claimed, as if four threads were building when the fork
+	// came: in the child nobody will finish them, and it plans on its
+	// stack, never waiting.
 	state_forget_for_test(4);
 	EXPECT_EQ(state_build(), nullptr) << "a slot claimed by a live context of this process was taken";
 	pid_t pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		alarm(10);
-		const State *s = state_build();   // the claims are the parent's: reclaimed here
-		_exit(s && state_published() == s && same_plan(s->plan, want) ? 0 : 1);
+		_exit(same_plan(plan_now(), want) ? 0 : 1);
 	}
 	int status = 0;
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+	state_forget_for_test(0);
+	ASSERT_NE(state_build(), nullptr);
+}
+
+// A vfork child has a pid of its own but shares the parent's memory: a
+// slot the parent's threads are still filling must not be taken over
+// (the child would write the same slot at the same time).
+TEST(State, AVforkChildLeavesTheParentsClaimsAlone)
+{
+	const Plan want = state_build()->plan;
+	state_forget_for_test(4);   // four of the parent's threads building
+	static volatile int took_a_slot = -1, right_plan = -1;
+	pid_t pid = vfork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		took_a_slot = state_build() != nullptr;
+		right_plan = same_plan(plan_now(), want);
+		_exit(0);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	EXPECT_EQ(0, took_a_slot) << "a vfork child took over a slot its parent's thread was building";
+	EXPECT_EQ(1, right_plan);
+	EXPECT_EQ(nullptr, state_published());
 	state_forget_for_test(0);
 	ASSERT_NE(state_build(), nullptr);
 }
