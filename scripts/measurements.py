@@ -279,6 +279,8 @@ def anchors(path):
         for line in f:
             if line.startswith('```'):
                 fence = not fence
+            for a in re.findall(r'<a id="([^"]+)"></a>', line):
+                out.add(a)   # an explicit anchor, stable across title changes
             m = re.match(r'#{1,6} (.*)', line)
             if m and not fence:
                 a = slugify(m.group(1))
