@@ -83,6 +83,10 @@ TEST(State, AVforkChildLeavesTheParentsClaimsAlone)
 	}
 	int status = 0;
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	if (took_a_slot == -1) {   // the child's stores did not reach this memory
+		state_forget_for_test(0);
+		GTEST_SKIP() << "vfork does not share the parent's memory here (qemu-user runs it as a fork)";
+	}
 	EXPECT_EQ(0, took_a_slot) << "a vfork child took over a slot its parent's thread was building";
 	EXPECT_EQ(1, right_plan);
 	EXPECT_EQ(nullptr, state_published());
