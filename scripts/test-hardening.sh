@@ -27,7 +27,7 @@ build_and_test() {
 	[ $# -gt 0 ] && shift
 	echo "builddir: $dir"
 	build_tree "$dir" "$@" || return 1
-	echo "== $dir: ${envs[*]} meson test --no-suite heavy"
+	echo "== $dir: ${envs[*]} meson test --no-suite heavy --no-suite zoo"
 	(export "${envs[@]}"; test_tree "$dir" --no-suite heavy --no-suite zoo)
 }
 
