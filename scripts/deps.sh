@@ -74,7 +74,7 @@ if offered libcpu-features-dev; then packages+=(libcpu-features-dev cmake); fi
 if [ $test = 1 ]; then
   packages+=(googletest libgtest-dev cmake clang valgrind gdb qemu-user zlib1g-dev libcap2-bin
              python3 git sqlite3 nodejs gzip xz-utils zstd abigail-tools
-             debhelper dpkg-dev lintian help2man fakeroot debootstrap)
+             debhelper dpkg-dev build-essential lintian help2man fakeroot debootstrap)
   [ "$(uname -m)" = aarch64 ] || packages+=(g++-aarch64-linux-gnu)
   # libFuzzer and the sanitizer runtimes of the clang that `clang` runs:
   # libclang-rt-14-dev on Debian 12, libclang-rt-19-dev on Debian 13.

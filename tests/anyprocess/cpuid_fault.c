@@ -2,9 +2,10 @@
  * replay debuggers set) a CPUID instruction kills the process with
  * SIGSEGV. uarch asks the CPU at load only: after it, the first copy, move
  * and fill of every size class given as arguments must run and give the
- * right bytes. Built three ways: the uarch_* API (-DUARCH_API, libuarch),
+ * right bytes. Built three ways: the uarch_* API (-DCPUID_FAULT_API, libuarch),
  * the C library's names (under LD_PRELOAD), and static --wrap.
  * Exit 77 where the kernel or CPU has no CPUID faulting. */
+#define _GNU_SOURCE
 #include <asm/prctl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#ifdef UARCH_API
+#ifdef CPUID_FAULT_API
 #include "uarch.h"
 #define COPY uarch_memcpy
 #define MOVE uarch_memmove

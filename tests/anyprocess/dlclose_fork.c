@@ -1,6 +1,7 @@
 /* dlopen, a copy through the library, dlclose, then fork: a child that
  * runs the fork handlers of a library no longer mapped dies with SIGSEGV.
  * Each argument is a library to try; exits 1 naming the first that fails. */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

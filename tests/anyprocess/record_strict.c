@@ -3,6 +3,7 @@
  * memcpy, memmove or memset. Strict mode binds the one thread that asks for
  * it: a new thread asks, then makes its first calls. Run under
  * LD_PRELOAD=libuarch_record.so (and the others). Exit 77 without seccomp. */
+#define _GNU_SOURCE
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <stdio.h>
