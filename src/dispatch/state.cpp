@@ -140,20 +140,20 @@ bool initial_stack(InitialStack *out)
 	return false;
 }
 
-// The auxiliary vector's values: from the initial stack, else (after
-// start-up) getauxval, else /proc/self/auxv.
-Aux read_auxv(bool after_startup)
+// The auxiliary vector's values: from the initial stack (st, where
+// initial_stack found it), else (after start-up) getauxval, else
+// /proc/self/auxv.
+Aux read_auxv(const InitialStack *st, bool after_startup)
 {
 	Aux a = {false, 0, 0, 0, 0};
-	InitialStack st;
-	if (initial_stack(&st)) {
+	if (st) {
 		a.readable = true;
-		for (size_t i = 0; st.auxv[i]; i += 2) {
-			const uint64_t v = st.auxv[i + 1];
-			if (st.auxv[i] == at_secure) a.secure = v;
-			else if (st.auxv[i] == at_hwcap) a.hwcap = v;
-			else if (st.auxv[i] == at_hwcap2) a.hwcap2 = v;
-			else if (st.auxv[i] == at_pagesz) a.pagesz = v;
+		for (size_t i = 0; st->auxv[i]; i += 2) {
+			const uint64_t v = st->auxv[i + 1];
+			if (st->auxv[i] == at_secure) a.secure = v;
+			else if (st->auxv[i] == at_hwcap) a.hwcap = v;
+			else if (st->auxv[i] == at_hwcap2) a.hwcap2 = v;
+			else if (st->auxv[i] == at_pagesz) a.pagesz = v;
 		}
 		return a;
 	}
@@ -191,11 +191,8 @@ Aux read_auxv(bool after_startup)
 // started with, as the kernel laid it out (what /proc/self/environ reads
 // too), into g_env; returns the bytes copied, -1 when there is no such
 // variable, -2 when the initial stack cannot be trusted for it.
-long tunables_from_initial_env(char *g_env)
+long tunables_from_initial_env(const InitialStack &st, char *g_env)
 {
-	InitialStack st;
-	if (!initial_stack(&st))
-		return -2;
 	const char *name = tunables_var;
 	// setenv and putenv edit the array in place (a pointer to the
 	// program's own string; the loader does so to GLIBC_TUNABLES), and
@@ -223,12 +220,12 @@ long tunables_from_initial_env(char *g_env)
 	return -1;
 }
 
-long read_tunables_env(char *g_env, bool *readable, bool after_startup)
+// From the initial stack (st, where found), else /proc/self/environ.
+long read_tunables_env(const InitialStack *st, char *g_env, bool *readable)
 {
-	(void)after_startup;
 	const char *name = tunables_var;
 	constexpr size_t name_len = sizeof tunables_var - 1;
-	long n = tunables_from_initial_env(g_env);
+	long n = st ? tunables_from_initial_env(*st, g_env) : -2;
 	if (n != -2) {
 		*readable = true;
 		return n;
@@ -289,7 +286,9 @@ void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 {
 	State &s = into.state;
 	char *const g_env = into.env;
-	Aux aux = read_auxv(after_startup);
+	InitialStack st;
+	const InitialStack *stack = initial_stack(&st) ? &st : nullptr;   // found once, read twice
+	Aux aux = read_auxv(stack, after_startup);
 	if (aux.readable) {
 		hwcap = aux.hwcap;
 		hwcap2 = aux.hwcap2;
@@ -317,7 +316,7 @@ void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 	long envlen = -1;
 	s.env_readable = false;
 	if (!s.secure)
-		envlen = read_tunables_env(g_env, &s.env_readable, after_startup);
+		envlen = read_tunables_env(stack, g_env, &s.env_readable);
 	// Pass one byte more than kept when the value was longer than the
 	// buffer, so the parser sees and reports the truncation.
 	const char *input = nullptr;

@@ -306,7 +306,7 @@ UARCH_INLINE void copy_bwd_loop(char *d, const char *s, size_t n)
 // the vector loops. Shared by memcpy (which tolerates overlap). Returns d,
 // so that the entry reaches it by a tail jump with no frame of its own.
 template <class V>
-UARCH_INLINE void *move_large_body(char *d, const char *s, size_t n, const MemParams &p)
+__attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
 {
 	uintptr_t ahead = uintptr_t(d) - uintptr_t(s);
 	if (ahead < n) {                // d > s, overlapping: backward, never rep movsb
@@ -333,12 +333,6 @@ UARCH_INLINE void *move_large_body(char *d, const char *s, size_t n, const MemPa
 	else
 		copy_fwd_loop<V, false>(d, s, n);
 	return d;
-}
-
-template <class V>
-__attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, const MemParams &p)
-{
-	return move_large_body<V>(d, s, n, p);
 }
 
 // Aligned 4-vector groups from the last aligned address at or below from,
@@ -393,7 +387,7 @@ UARCH_INLINE uint64_t nt_fill_from(const MemParams &p, uint8_t c)
 }
 
 template <class V>
-UARCH_INLINE void *set_large_body(char *d, uint8_t c, size_t n, const MemParams &p)
+__attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
 {
 	constexpr size_t w = V::size;
 	typename V::T v = V::splat(splat8(c));
@@ -412,12 +406,6 @@ UARCH_INLINE void *set_large_body(char *d, uint8_t c, size_t n, const MemParams 
 	else
 		set_fwd_loop<V>(d, v, n);
 	return d;
-}
-
-template <class V>
-__attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const MemParams &p)
-{
-	return set_large_body<V>(d, c, n, p);
 }
 
 } // namespace
