@@ -35,6 +35,7 @@
 #include "sys/load_data.h"
 #include "preload/entry.h"
 #include "dispatch/bind.h"
+#include "uarch.h"
 
 using uarch::Op;
 
@@ -259,3 +260,18 @@ static void uarch_preload_load() __attribute__((ifunc("uarch_preload_load_resolv
 __attribute__((used)) static void (*const uarch_preload_load_slot)() = &uarch_preload_load;
 }
 
+
+// What the preloaded library bound, under names of its own: the uarch_*
+// API stays libuarch.so's alone (uarch_memcpy@UARCH_0 must never bind
+// here, where an unversioned definition would satisfy it).
+extern "C" {
+__attribute__((visibility("default"))) const char *uarch_preload_impl(const char *op)
+{
+	return uarch_impl(op);
+}
+
+__attribute__((visibility("default"))) const char *uarch_preload_op(unsigned i)
+{
+	return uarch_op(i);
+}
+}

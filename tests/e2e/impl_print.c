@@ -2,7 +2,7 @@
  * checking that the bound memcpy/memmove/memset give the right bytes.
  * Built three ways (see meson.build): a PIE linked to libuarch.so, a
  * -static -fstack-protector-all program linked to libuarch.a, and a program
- * that knows no uarch symbol at link time and finds uarch_impl with
+ * that knows no uarch symbol at link time and finds uarch_preload_impl with
  * dlsym(RTLD_DEFAULT) when run under LD_PRELOAD=libuarch_preload.so.
  * Lines starting with '#' are information, not bindings.
  * E2E_EDIT_TUNABLES=VALUE: first sets UARCH_TUNABLES=VALUE (or, for "-",
@@ -102,10 +102,10 @@ int main(void)
 	else if (edit)
 		setenv("UARCH_TUNABLES", edit, 1);
 #ifdef E2E_PRELOAD
-	impl_fn impl = (impl_fn)dlsym(RTLD_DEFAULT, "uarch_impl");
-	op_fn op = (op_fn)dlsym(RTLD_DEFAULT, "uarch_op");
+	impl_fn impl = (impl_fn)dlsym(RTLD_DEFAULT, "uarch_preload_impl");
+	op_fn op = (op_fn)dlsym(RTLD_DEFAULT, "uarch_preload_op");
 	if (!impl || !op) {
-		printf("# uarch_impl not found: run under LD_PRELOAD=libuarch_preload.so\n");
+		printf("# uarch_preload_impl not found: run under LD_PRELOAD=libuarch_preload.so\n");
 		return 2;
 	}
 	/* The C library's names, as this program resolved them. */

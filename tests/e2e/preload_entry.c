@@ -103,7 +103,7 @@ static void count_mappings(int *wx, int *anon_x)
 
 int main(int argc, char **argv)
 {
-	name_fn impl = (name_fn)dlsym(RTLD_DEFAULT, "uarch_impl");
+	name_fn impl = (name_fn)dlsym(RTLD_DEFAULT, "uarch_preload_impl");
 	binding_fn binding = (binding_fn)dlsym(RTLD_DEFAULT, "uarch_preload_binding");
 	binding_fn entries = (binding_fn)dlsym(RTLD_DEFAULT, "uarch_preload_entries");
 	Dl_info lib;

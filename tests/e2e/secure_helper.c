@@ -12,7 +12,7 @@
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s /path/to/libuarch.so\n", argv[0]);
+		fprintf(stderr, "usage: %s /path/to/libuarch.so|libuarch_preload.so\n", argv[0]);
 		return 2;
 	}
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -20,10 +20,13 @@ int main(int argc, char **argv)
 		printf("# dlopen failed: %s\n", dlerror());
 		return 2;
 	}
-	const char *(*impl)(const char *) = (const char *(*)(const char *))dlsym(h, "uarch_impl");
-	const char *(*op)(unsigned) = (const char *(*)(unsigned))dlsym(h, "uarch_op");
+	/* libuarch.so's API, or the preload library's query of its bindings. */
+	int pre = dlsym(h, "uarch_impl") == NULL;
+	const char *(*impl)(const char *) =
+		(const char *(*)(const char *))dlsym(h, pre ? "uarch_preload_impl" : "uarch_impl");
+	const char *(*op)(unsigned) = (const char *(*)(unsigned))dlsym(h, pre ? "uarch_preload_op" : "uarch_op");
 	if (!impl || !op) {
-		printf("# no uarch_impl or uarch_op in %s\n", argv[1]);
+		printf("# neither uarch_impl nor uarch_preload_impl in %s\n", argv[1]);
 		return 2;
 	}
 	printf("# at_secure=%lu uid=%d euid=%d gid=%d egid=%d\n", getauxval(AT_SECURE), (int)getuid(),

@@ -17,7 +17,7 @@ typedef void *(*set_fn)(void *, int, size_t);
 typedef const char *(*impl_fn)(const char *);
 
 struct lib {
-	copy_fn cpy, mov, libc_cpy;
+	copy_fn cpy, mov;
 	set_fn set;
 	impl_fn impl;
 };
@@ -34,8 +34,7 @@ static int check_once(const struct lib *l, unsigned seed)
 		size_t off = (size_t)round % 64;
 		for (size_t i = 0; i < n; i++)
 			a[i] = (unsigned char)(i * 31 + seed + (unsigned)round);
-		copy_fn c = l->libc_cpy && (round & 1) ? l->libc_cpy : l->cpy;
-		if (c(b + off, a, n) != b + off)
+		if (l->cpy(b + off, a, n) != b + off)
 			bad = 1;
 		for (size_t i = 0; i < n && !bad; i++)
 			bad = b[off + i] != a[i];
@@ -75,12 +74,13 @@ int main(int argc, char **argv)
 				printf("dlopen %s: %s\n", path, dlerror());
 				return 1;
 			}
-			g_lib.cpy = (copy_fn)dlsym(h, "uarch_memcpy");
-			g_lib.mov = (copy_fn)dlsym(h, "uarch_memmove");
-			g_lib.set = (set_fn)dlsym(h, "uarch_memset");
-			g_lib.impl = (impl_fn)dlsym(h, "uarch_impl");
-			/* The preload library's C-library names, reached by handle. */
-			g_lib.libc_cpy = strstr(path, "preload") ? (copy_fn)dlsym(h, "memcpy") : NULL;
+			/* libuarch.so's API, or the preload library's C-library names
+			 * and its query (it exports no uarch_* API of its own). */
+			int pre = dlsym(h, "uarch_memcpy") == NULL;
+			g_lib.cpy = (copy_fn)dlsym(h, pre ? "memcpy" : "uarch_memcpy");
+			g_lib.mov = (copy_fn)dlsym(h, pre ? "memmove" : "uarch_memmove");
+			g_lib.set = (set_fn)dlsym(h, pre ? "memset" : "uarch_memset");
+			g_lib.impl = (impl_fn)dlsym(h, pre ? "uarch_preload_impl" : "uarch_impl");
 			if (!g_lib.cpy || !g_lib.mov || !g_lib.set || !g_lib.impl) {
 				printf("%s: missing symbols\n", path);
 				return 1;

@@ -28,7 +28,7 @@ static int show(struct dl_phdr_info *info, size_t size, void *data)
 int main(int argc, char **argv)
 {
 	const char *(*binding)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "uarch_preload_binding");
-	const char *(*impl)(const char *) = (const char *(*)(const char *))dlsym(RTLD_DEFAULT, "uarch_impl");
+	const char *(*impl)(const char *) = (const char *(*)(const char *))dlsym(RTLD_DEFAULT, "uarch_preload_impl");
 	Dl_info info;
 	void *cpy = dlsym(RTLD_DEFAULT, "memcpy");
 	printf("binding %s\n", binding ? binding() : "(not found)");

@@ -320,7 +320,7 @@ bool use_preload_sides(const std::string &lib)
 	}
 	void *cpy = dlsym(h, "memcpy"), *mov = dlsym(h, "memmove"), *set = dlsym(h, "memset");
 	using Impl = const char *(*)(const char *);
-	auto impl = reinterpret_cast<Impl>(dlsym(h, "uarch_impl"));
+	auto impl = reinterpret_cast<Impl>(dlsym(h, "uarch_preload_impl"));
 	if (!cpy || !mov || !set || !impl) {
 		fprintf(stderr, "uarch-bench mem: --preload %s: not a uarch preload library\n", lib.c_str());
 		return false;
