@@ -58,6 +58,7 @@ constexpr char tunables_var[] = "UARCH_TUNABLES=";
 struct Aux {
 	bool readable;
 	uint64_t secure, hwcap, hwcap2, pagesz;
+	uint64_t execfn;   // AT_EXECFN: the executable's path, a string of this process
 };
 
 // The arrays the kernel laid out at the top of the stack at exec: envp
@@ -145,7 +146,7 @@ bool initial_stack(InitialStack *out)
 // /proc/self/auxv.
 Aux read_auxv(const InitialStack *st, bool after_startup)
 {
-	Aux a = {false, 0, 0, 0, 0};
+	Aux a = {false, 0, 0, 0, 0, 0};
 	if (st) {
 		a.readable = true;
 		for (size_t i = 0; st->auxv[i]; i += 2) {
@@ -154,6 +155,7 @@ Aux read_auxv(const InitialStack *st, bool after_startup)
 			else if (st->auxv[i] == at_hwcap) a.hwcap = v;
 			else if (st->auxv[i] == at_hwcap2) a.hwcap2 = v;
 			else if (st->auxv[i] == at_pagesz) a.pagesz = v;
+			else if (st->auxv[i] == at_execfn) a.execfn = v;
 		}
 		return a;
 	}
@@ -163,6 +165,7 @@ Aux read_auxv(const InitialStack *st, bool after_startup)
 		a.secure = get(at_secure);
 		a.hwcap = get(at_hwcap);
 		a.hwcap2 = get(at_hwcap2);
+		a.execfn = get(at_execfn);
 		return a;
 	}
 	long fd = sys::open_read("/proc/self/auxv");
@@ -180,6 +183,7 @@ Aux read_auxv(const InitialStack *st, bool after_startup)
 			else if (buf[i] == at_hwcap) a.hwcap = buf[i + 1];
 			else if (buf[i] == at_hwcap2) a.hwcap2 = buf[i + 1];
 			else if (buf[i] == at_pagesz) a.pagesz = buf[i + 1];
+			else if (buf[i] == at_execfn) a.execfn = buf[i + 1];
 		}
 	}
 	sys::close(fd);
@@ -330,7 +334,9 @@ void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 		input = g_env;
 	}
 	// The system profile goes first: each environment entry overrides it.
-	prepend_profile(profile_path, s.secure, &into.profile, &input, &len, &s.profile);
+	// Its sections name executables by AT_EXECFN's file name.
+	const char *exe = exe_name(reinterpret_cast<const char *>(aux.execfn));
+	prepend_profile(profile_path, s.secure, exe, &into.profile, &input, &len, &s.profile);
 	parse_tunables(input, len, &s.tunables);
 	select_plan(s.cpu, s.tunables, &s.plan);
 

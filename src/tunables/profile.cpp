@@ -31,28 +31,71 @@ uint32_t load32(const unsigned char *p, uint32_t off)
 	return uint32_t(p[off]) | uint32_t(p[off + 1]) << 8 | uint32_t(p[off + 2]) << 16 | uint32_t(p[off + 3]) << 24;
 }
 
-// Comments dropped, line ends turned into ':', runs of separators and
-// surrounding ones removed: "a=1\n# x\nb=2\n" -> "a=1:b=2". In place.
-uint32_t normalise(char *b, uint32_t n)
+bool blank(char c) { return c == ' ' || c == '\t'; }
+
+// The length of NAME where line (n bytes, from its '[') is "[NAME]",
+// optionally followed by blanks and a comment; 0 where it is not.
+uint32_t section_name(const char *line, uint32_t n)
+{
+	uint32_t k = 1;
+	for (; k < n && line[k] != ']'; k++) {
+		const char c = line[k];
+		if (blank(c) || c == '/' || c == ':' || c == '=' || c == '[' || c == '#' || c == 0)
+			return 0;
+	}
+	const uint32_t len = k - 1;
+	if (k == n || len == 0 || len > profile_section_max)
+		return 0;
+	for (k++; k < n && blank(line[k]); k++)
+		;
+	return k == n || line[k] == '#' ? len : 0;
+}
+
+bool names(const char *name, uint32_t len, const char *exe)
+{
+	uint32_t i = 0;
+	while (i < len && exe[i] == name[i])
+		i++;
+	return i == len && exe[i] == 0;
+}
+
+// The entries that apply to exe, comments dropped, line ends turned into
+// ':', runs of separators and surrounding ones removed: "a=1\n# x\nb=2\n"
+// -> "a=1:b=2". In place: what is kept never moves forward.
+uint32_t normalise(char *b, uint32_t n, const char *exe, char (&section)[profile_section_max + 1])
 {
 	uint32_t k = 0;
-	bool comment = false;
-	for (uint32_t i = 0; i < n; i++) {
-		char c = b[i];
-		if (c == '\n' || c == '\r') {
-			comment = false;
-			c = ':';
-		} else if (comment) {
-			continue;
-		} else if (c == '#') {
-			comment = true;
-			continue;
-		}
+	bool applies = true;   // the entries before any section: every process's
+	section[0] = 0;
+	auto put = [&](char c) {
 		if (c == 0)
 			c = ':';   // a NUL would end the parser's input early
 		if (c == ':' && (k == 0 || b[k - 1] == ':'))
-			continue;
+			return;
 		b[k++] = c;
+	};
+	for (uint32_t i = 0; i < n;) {
+		uint32_t end = i;
+		while (end < n && b[end] != '\n' && b[end] != '\r')
+			end++;
+		uint32_t first = i;
+		while (first < end && blank(b[first]))
+			first++;
+		bool copy = applies;
+		if (first < end && b[first] == '[') {
+			const uint32_t len = section_name(b + first, end - first);
+			applies = len && exe && names(b + first + 1, len, exe);
+			if (applies) {
+				for (uint32_t j = 0; j < len; j++)
+					section[j] = b[first + 1 + j];
+				section[len] = 0;
+			}
+			copy = len == 0;   // refused: the parser names it
+		}
+		for (uint32_t j = first; copy && j < end && b[j] != '#'; j++)   // indentation dropped
+			put(b[j]);
+		put(':');
+		i = end + 1;
 	}
 	while (k && b[k - 1] == ':')
 		k--;
@@ -69,8 +112,21 @@ bool profile_trusted(uint32_t uid, uint32_t mode, bool secure, uint32_t own_uid)
 	return uid == 0 || (!secure && uid == own_uid);
 }
 
-uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *st)
+const char *exe_name(const char *path)
 {
+	if (!path)
+		return nullptr;
+	const char *name = path;
+	for (const char *p = path; *p; p++)
+		if (*p == '/')
+			name = p + 1;
+	return name;
+}
+
+uint32_t read_profile(const char *path, bool secure, const char *exe, char *buf, ProfileStatus *st,
+		      char (&section)[profile_section_max + 1])
+{
+	section[0] = 0;
 	*st = ProfileStatus::absent;
 	if (!path || !path[0])
 		return 0;
@@ -114,15 +170,15 @@ uint32_t read_profile(const char *path, bool secure, char *buf, ProfileStatus *s
 	sys::close(fd);
 	if (*st != ProfileStatus::applied)
 		return 0;
-	return normalise(buf, n);
+	return normalise(buf, n, exe, section);
 }
 
-void prepend_profile(const char *path, bool secure, ProfileBuffers *b, const char **input, size_t *len,
-		     ProfileInfo *info)
+void prepend_profile(const char *path, bool secure, const char *exe, ProfileBuffers *b, const char **input,
+		     size_t *len, ProfileInfo *info)
 {
 	char *const g_profile = b->profile, *const g_joined = b->joined;
 	info->length = 0;
-	uint32_t plen = read_profile(path, secure, g_profile, &info->status);
+	uint32_t plen = read_profile(path, secure, exe, g_profile, &info->status, info->section);
 	if (plen == 0)
 		return;
 	// "profile:env". The environment's value is at most max_input + 1

@@ -67,4 +67,21 @@ import json, sys
 r = json.load(sys.stdin)
 sys.exit(0 if r["impl"] == r["policy"] else 1)' && echo "ok   impl == policy ($t)" || { echo "FAIL impl != policy ($t)"; fail=1; }
 done
+# Per-program sections: --as NAME shows what NAME gets and which section
+# applied; a bad section line is refused and listed like a bad entry.
+check "--as with a path" --as /usr/bin/x
+check "--as with a dump" --cpuid-dump "$data/cpuid/GenuineIntel00006F6_Conroe_CPUID.txt" --as x
+check "--as without a name" --as
+printf 'memset=generic\n[mariadbd]\nmemcpy=generic\n[two words]\nmemmove=generic\n' > "$tmp/sections"
+a=$("$info" --profile "$tmp/sections" --as mariadbd --json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(r["profile"]["section"], r["policy"]["memcpy"], r["policy"]["memset"], r["policy"]["memmove"] != "generic")')
+if [ "$a" = "mariadbd generic generic True" ]; then echo "ok   --as mariadbd: its section and the global entries"
+else echo "FAIL --as mariadbd: [$a]"; fail=1; fi
+a=$("$info" --profile "$tmp/sections" --as redis-server)
+if printf '%s' "$a" | grep -qE '^  memset +generic' && ! printf '%s' "$a" | grep -qE '^  memcpy +generic' &&
+   printf '%s' "$a" | grep -q '^profile .*: applied$' && printf '%s' "$a" | grep -q 'rejected  \[two words\]'; then
+  echo "ok   --as redis-server: the global entries alone; the bad section line rejected"
+else echo "FAIL --as redis-server:"; printf '%s\n' "$a"; fail=1; fi
 exit $fail

@@ -35,12 +35,13 @@ protected:
 		EXPECT_EQ(chmod(p.c_str(), mode), 0);
 		return p;
 	}
-	std::string read(const std::string &path, bool secure, ProfileStatus *st)
+	std::string read(const std::string &path, bool secure, ProfileStatus *st, const char *exe = nullptr)
 	{
 		static char buf[profile_max_bytes + 2];
-		uint32_t n = read_profile(path.c_str(), secure, buf, st);
+		uint32_t n = read_profile(path.c_str(), secure, exe, buf, st, section);
 		return std::string(buf, n);
 	}
+	char section[profile_section_max + 1];
 };
 
 } // namespace
@@ -65,7 +66,7 @@ TEST_F(Profile, FormatCommentsAndLines)
 {
 	ProfileStatus st;
 	std::string p = file("t", "# measured\nrep_movsb_threshold=32K\n\n  \nmemcpy=avx2 # trailing\r\n:::nt_threshold=2M:\n");
-	EXPECT_EQ(read(p, false, &st), "rep_movsb_threshold=32K:  :memcpy=avx2 :nt_threshold=2M");
+	EXPECT_EQ(read(p, false, &st), "rep_movsb_threshold=32K:memcpy=avx2 :nt_threshold=2M");   // blank lines and indentation dropped
 	EXPECT_EQ(st, ProfileStatus::applied);
 }
 
@@ -136,7 +137,7 @@ TEST_F(Profile, EnvironmentOverridesEntryByEntry)
 	size_t len = strlen(env);
 	ProfileInfo info;
 	static ProfileBuffers bufs;
-	prepend_profile(p.c_str(), false, &bufs, &input, &len, &info);
+	prepend_profile(p.c_str(), false, nullptr, &bufs, &input, &len, &info);
 	EXPECT_EQ(info.status, ProfileStatus::applied);
 	EXPECT_EQ(std::string(input, len), "memcpy=avx2:rep_stosb_threshold=1M:bogus:nt_threshold=zz:memcpy=baseline:mask=-fsrm");
 	EXPECT_EQ(info.length, strlen("memcpy=avx2:rep_stosb_threshold=1M:bogus:nt_threshold=zz"));
@@ -157,11 +158,11 @@ TEST_F(Profile, EnvironmentOverridesEntryByEntry)
 	// No environment at all; and no profile: the input is untouched.
 	input = nullptr;
 	len = 0;
-	prepend_profile(p.c_str(), false, &bufs, &input, &len, &info);
+	prepend_profile(p.c_str(), false, nullptr, &bufs, &input, &len, &info);
 	EXPECT_EQ(std::string(input, len), "memcpy=avx2:rep_stosb_threshold=1M:bogus:nt_threshold=zz");
 	input = env;
 	len = strlen(env);
-	prepend_profile((dir + "/none").c_str(), false, &bufs, &input, &len, &info);
+	prepend_profile((dir + "/none").c_str(), false, nullptr, &bufs, &input, &len, &info);
 	EXPECT_EQ(input, env);
 	EXPECT_EQ(info.length, 0u);
 	EXPECT_EQ(info.status, ProfileStatus::absent);
@@ -179,10 +180,79 @@ TEST_F(Profile, TruncationStaysVisible)
 	size_t len = Tunables::max_input + 1;
 	ProfileInfo info;
 	static ProfileBuffers bufs;
-	prepend_profile(p.c_str(), false, &bufs, &input, &len, &info);
+	prepend_profile(p.c_str(), false, nullptr, &bufs, &input, &len, &info);
 	static Tunables t;
 	parse_tunables(input, len, &t);
 	EXPECT_EQ(t.entries[t.nentries - 1].verdict, Verdict::truncated);
 	EXPECT_NE(t.find(Key::memcpy), nullptr);
 	EXPECT_NE(t.find(Key::memset), nullptr);
+}
+
+// Per-program sections: the global entries, then those of the section
+// named by the executable's file name; other sections are left out.
+TEST_F(Profile, SectionsApplyToTheirProgramAlone)
+{
+	std::string p = file("t", "memcpy=avx2\nnt_threshold=4M\n"
+				  "[mariadbd]  # the database server\n"
+				  "rep_movsb_threshold=8K\n  memcpy=erms\n"
+				  "[redis-server]\nmemset=baseline\n"
+				  "[mariadbd]\nidle_spin_ns=500\n");
+	ProfileStatus st;
+	EXPECT_EQ(read(p, false, &st, "mariadbd"), "memcpy=avx2:nt_threshold=4M:rep_movsb_threshold=8K:memcpy=erms:idle_spin_ns=500");
+	EXPECT_EQ(st, ProfileStatus::applied);
+	EXPECT_STREQ(section, "mariadbd");
+	EXPECT_EQ(read(p, false, &st, "redis-server"), "memcpy=avx2:nt_threshold=4M:memset=baseline");
+	EXPECT_STREQ(section, "redis-server");
+	EXPECT_EQ(read(p, false, &st, "python3"), "memcpy=avx2:nt_threshold=4M");
+	EXPECT_STREQ(section, "");
+	EXPECT_EQ(read(p, false, &st, nullptr), "memcpy=avx2:nt_threshold=4M");   // name unknown: global only
+	EXPECT_EQ(read(p, false, &st, "mariadb"), "memcpy=avx2:nt_threshold=4M");  // whole names only
+
+	// A section's entry overrides the global one, as a later entry does.
+	const char *input = nullptr;
+	size_t len = 0;
+	ProfileInfo info;
+	static ProfileBuffers bufs;
+	prepend_profile(p.c_str(), false, "mariadbd", &bufs, &input, &len, &info);
+	static Tunables t;
+	parse_tunables(input, len, &t);
+	const Entry *e = t.find(Key::memcpy);
+	ASSERT_NE(e, nullptr);
+	EXPECT_EQ(std::string(t.input + e->value_offset, e->value_length), "erms");
+	EXPECT_STREQ(info.section, "mariadbd");
+}
+
+// Section lines that are not [NAME] go to the parser (which refuses them,
+// and uarch-info shows them); the entries under them apply nowhere.
+TEST_F(Profile, BadSectionLinesAreRefused)
+{
+	ProfileStatus st;
+	const char *bad[] = {"[]", "[a/b]", "[two words]", "[x", "[x] memcpy=erms", "[a=b]",
+			     "[0123456789012345678901234567890123456789012345678901234567890123]"};
+	for (const char *line : bad) {
+		std::string p = file("t", std::string("memset=avx2\n") + line + "\nmemcpy=erms\n");
+		std::string got = read(p, false, &st, "x");
+		EXPECT_EQ(got, std::string("memset=avx2:") + line) << line;
+		EXPECT_STREQ(section, "") << line;
+		static Tunables t;
+		parse_tunables(got.c_str(), got.size(), &t);
+		EXPECT_EQ(t.find(Key::memcpy), nullptr) << line;
+		bool refused = false;
+		for (uint32_t i = 0; i < t.nentries; i++)
+			refused |= t.entries[i].verdict != Verdict::applied;
+		EXPECT_TRUE(refused) << line << ": not refused by the parser";
+	}
+	// 63 characters is the longest name.
+	std::string name(63, 'n');
+	std::string p = file("t", "[" + name + "]\nmemcpy=erms\n");
+	EXPECT_EQ(read(p, false, &st, name.c_str()), "memcpy=erms");
+	EXPECT_EQ(std::string(section), name);
+}
+
+TEST(ProfileExe, FileName)
+{
+	EXPECT_STREQ(exe_name("/usr/sbin/mariadbd"), "mariadbd");
+	EXPECT_STREQ(exe_name("./a.out"), "a.out");
+	EXPECT_STREQ(exe_name("sh"), "sh");
+	EXPECT_EQ(exe_name(nullptr), nullptr);
 }

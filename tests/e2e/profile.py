@@ -3,7 +3,8 @@
 libuarch.so, libuarch_preload.so and a static program built to read a
 profile under the build directory (the meson option profile_path fixes the
 path at build time; these copies are built with a test path, never the
-system's). Checks: the profile applies; UARCH_TUNABLES overrides it entry
+system's). Checks: the profile applies; a section applies to the
+program it names and to no other; UARCH_TUNABLES overrides it entry
 by entry; malformed entries are skipped; a missing, symlinked or huge file
 changes nothing; under AT_SECURE (set-id, as root) only a root-owned file
 writable by nobody else applies and the environment is ignored."""
@@ -94,6 +95,17 @@ def main():
         write(profile, f"# a comment\nmemcpy={want}\nbogus\nnt_threshold=zz\nmemset={want}\n")
         expect("profile", progs, want, want)
         expect("profile, UARCH_TUNABLES=memcpy=" + other, progs, other, want, f"memcpy={other}")
+        # A section applies to the program its name names, and to no other.
+        for mode, cmd in modes(progs).items():
+            own = os.path.basename(cmd[0])
+            for label, section, memset in ((f"section [{own}]", own, want), ("section [another]", "another", dflt[1])):
+                write(profile, f"memcpy={want}\n[{section}]\nmemset={want}\n[not-{own}]\nmemcpy={other}\n")
+                b = bindings(cmd)
+                got = (b.get("memcpy"), b.get("memset"))
+                ok = got == (want, memset)
+                print(f"{'ok  ' if ok else 'FAIL'} {label}, {mode}: memcpy={got[0]} memset={got[1]}")
+                if not ok:
+                    fail(f"{label}, {mode}: expected memcpy={want} memset={memset}, got {b}")
         os.unlink(profile)
         os.symlink(os.path.abspath(os.path.join(os.path.dirname(profile), "target")), profile)
         write(os.path.join(os.path.dirname(profile), "target"), f"memcpy={want}\n")

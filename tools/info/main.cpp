@@ -84,7 +84,7 @@ struct Report {
 	std::string brand, uarch_name;
 	std::string env;          // the UARCH_TUNABLES string parsed
 	std::string profile_file; // the system profile read (live only)
-	ProfileInfo profile = {ProfileStatus::absent, 0};
+	ProfileInfo profile = {ProfileStatus::absent, 0, {}};
 };
 
 // Where the value for key came from: an applied entry of the profile
@@ -227,8 +227,10 @@ void print_json(const Report &r)
 		const char *o = keys[i] == Key::nt_fill_threshold ? nt_fill_origin(r) : origin(r, keys[i]);
 		std::printf("%s\"%s\": \"%s\"", i ? ", " : "", key_name(keys[i]), o);
 	}
-	std::printf("},\n  \"profile\": {\"path\": %s, \"status\": %s},\n", json_str(r.profile_file).c_str(),
-		    json_str(r.profile_file.empty() ? "" : profile_status_text(r.profile.status)).c_str());
+	std::printf("},\n  \"profile\": {\"path\": %s, \"status\": %s, \"section\": %s},\n",
+		    json_str(r.profile_file).c_str(),
+		    json_str(r.profile_file.empty() ? "" : profile_status_text(r.profile.status)).c_str(),
+		    json_str(r.profile.section).c_str());
 	const IdlePolicy &ip = r.plan.idle;
 	std::printf("  \"idle\": {\"stages\": [");
 	for (int i = 0; i < ip.nstages; i++)
@@ -317,7 +319,8 @@ void print_text(const Report &r)
 	std::printf("idle\n  stages %s  spin %u ns%s  monitor %u ns%s\n", idle_name(ip).c_str(), ip.spin_ns,
 		    from(Key::idle_spin_ns).c_str(), ip.monitor_ns, ip.umwait_c01 ? "  (C0.1)" : "  (C0.2)");
 	if (!r.profile_file.empty())
-		std::printf("profile     %s: %s\n", r.profile_file.c_str(), profile_status_text(r.profile.status));
+		std::printf("profile     %s: %s%s%s\n", r.profile_file.c_str(), profile_status_text(r.profile.status),
+			    r.profile.section[0] ? ", section " : "", r.profile.section);
 	const Tunables &t = r.tun;
 	std::printf("tunables%s\n", r.secure ? "  (environment ignored: secure process)" : r.env.empty() && !t.nentries ? "  (none)" : "");
 	for (uint32_t i = 0; i < t.nentries; i++) {
@@ -333,11 +336,13 @@ void print_text(const Report &r)
 
 // tunables: in place of UARCH_TUNABLES, the bindings shown then being
 // what the policy says with them (see rerun_with_tunables).
-Report live_report(const std::string &profile_file, const char *tunables = nullptr)
+// as: the executable name the profile's sections are matched against, in
+// place of this program's own (the bindings shown are then the policy's).
+Report live_report(const std::string &profile_file, const char *tunables, const std::string &as)
 {
 	Report r;
 	r.live = true;
-	r.policy_only = tunables != nullptr;
+	r.policy_only = tunables != nullptr || !as.empty();
 	r.source = tunables ? "this machine, the policy with --tunables" : "this machine";
 	probe_host(&r.cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
 	cpu_set_t set;   // as the library counts: 0 when the mask does not fit
@@ -350,7 +355,8 @@ Report live_report(const std::string &profile_file, const char *tunables = nullp
 	const char *input = env;
 	size_t len = env ? std::strlen(env) : 0;
 	static ProfileBuffers profile_buffers;
-	prepend_profile(r.profile_file.c_str(), r.secure, &profile_buffers, &input, &len, &r.profile);
+	const char *exe = !as.empty() ? as.c_str() : exe_name(reinterpret_cast<const char *>(getauxval(AT_EXECFN)));
+	prepend_profile(r.profile_file.c_str(), r.secure, exe, &profile_buffers, &input, &len, &r.profile);
 	parse_tunables(input, len, &r.tun);
 	select_plan(r.cpu, r.tun, &r.plan);
 #if UARCH_HAVE_CPU_FEATURES
@@ -477,11 +483,13 @@ void rerun_with_tunables(int argc, char **argv, const char *tunables, const std:
 
 void usage()
 {
-	std::printf("usage: uarch-info [--json] [--cpuid-dump FILE | --midr HEX] [--tunables STRING] [--profile FILE]\n"
+	std::printf("usage: uarch-info [--json] [--cpuid-dump FILE | --midr HEX] [--tunables STRING] [--profile FILE] [--as NAME]\n"
 		    "       uarch-info --table DATADIR\n"
 		    "Shows what uarch sees on this CPU (or on a CPUID dump / an arm64 MIDR) and what it binds.\n"
 		    "--tunables STRING: as UARCH_TUNABLES=STRING, in place of the environment's\n"
-		    "--profile FILE: read FILE as the system profile instead of %s\n", profile_path);
+		    "--profile FILE: read FILE as the system profile instead of %s\n"
+		    "--as NAME: what a program whose executable is named NAME gets (its profile section)\n",
+		    profile_path);
 }
 
 } // namespace
@@ -490,7 +498,7 @@ int main(int argc, char **argv)
 {
 	uarch::tools::check_stdout_at_exit("uarch-info");
 	bool json = false;
-	std::string dump, midr, table, profile;
+	std::string dump, midr, table, profile, as;
 	const char *tunables = nullptr;
 	std::vector<int> tunables_at;   // argv index of each --tunables
 	for (int i = 1; i < argc; i++) {
@@ -505,6 +513,7 @@ int main(int argc, char **argv)
 		else if (a == "--midr") midr = value("--midr");
 		else if (a == "--table") table = value("--table");
 		else if (a == "--profile") profile = value("--profile");
+		else if (a == "--as") as = value("--as");
 		else if (a == "--tunables") {
 			static std::string t;
 			tunables_at.push_back(i);
@@ -516,7 +525,7 @@ int main(int argc, char **argv)
 	}
 	// Every option given is applied, or refused: none is dropped silently.
 	if (!table.empty()) {
-		if (json || !dump.empty() || !midr.empty() || !profile.empty() || tunables)
+		if (json || !dump.empty() || !midr.empty() || !profile.empty() || tunables || !as.empty())
 			die("--table takes no other option");
 		print_table(table);
 		return 0;
@@ -525,11 +534,15 @@ int main(int argc, char **argv)
 		die("--cpuid-dump and --midr exclude each other");
 	if (!profile.empty() && (!dump.empty() || !midr.empty()))
 		die("--profile is this machine's system profile: not with --cpuid-dump or --midr");
+	if (!as.empty() && (!dump.empty() || !midr.empty()))
+		die("--as names a program of this machine: not with --cpuid-dump or --midr");
+	if (as.find('/') != std::string::npos)
+		die("--as takes an executable's file name, without '/'");
 	if (tunables && dump.empty() && midr.empty())
 		rerun_with_tunables(argc, argv, tunables, tunables_at);
 	Report r = !dump.empty() ? dump_report(dump, tunables)
 		   : !midr.empty() ? midr_report(midr, tunables)
-				   : live_report(profile, tunables);
+				   : live_report(profile, tunables, as);
 	if (json)
 		print_json(r);
 	else
