@@ -32,6 +32,7 @@
 #include "common/stats.h"
 #include "common/stdout_check.h"
 #include "decide.h"
+#include "profile_edit.h"
 #include "dispatch/state.h"
 #include "select/plan.h"
 
@@ -58,6 +59,8 @@ struct Config {
 	std::string plot, output;
 	bool install = false;
 	bool cold = false;   // --cold: the rep windows timed into destinations out of the cache
+	bool section = false;   // --section NAME --entries STRING: one program's section, nothing measured
+	std::string section_name, entries;
 	int blocks = 3, samples = 7;
 	size_t sample_bytes = 2u << 20;   // bytes moved per sample (small sizes: many calls)
 };
@@ -440,6 +443,21 @@ void write_atomically(const std::string &path, const std::string &text, bool mak
 	}
 }
 
+// The profile at path as it is now ("" where there is none): what a
+// write keeps of it.
+std::string current_text(const std::string &path)
+{
+	std::string text;
+	FILE *f = std::fopen(path.c_str(), "re");
+	if (!f)
+		return text;
+	char buf[4096];
+	for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+		text.append(buf, n);
+	std::fclose(f);
+	return text;
+}
+
 // Before measuring: whether write_atomically can put the profile at
 // path, so that a bad --output is one line at the start, not after
 // minutes of measuring. The probe is the temporary file it will make, in
@@ -465,14 +483,37 @@ void check_output(const std::string &path, bool make_dirs)
 	unlink(probe.c_str());
 }
 
+// --section NAME --entries STRING: one program's section set (or
+// removed), every other line of the profile kept.
+int write_section(const Config &cfg)
+{
+	if (!tune::section_name_ok(cfg.section_name))
+		die("--section '" + cfg.section_name + "': a file name of 1-63 characters, none of them blank, '/', ':', '=', '[', ']' or '#'");
+	if (cfg.output.empty())
+		die("--section writes a profile: give --install or --output FILE");
+	if (cfg.quick || cfg.cold || !cfg.plot.empty())
+		die("--section measures nothing: no --quick, --cold or --plot");
+	for (char c : cfg.entries)
+		if (c == '\n' || c == '[' || c == '#')
+			die("--entries: entries separated by ':', without newlines, '[' or '#'");
+	const std::string old = current_text(cfg.output);
+	write_atomically(cfg.output, tune::with_section(old, cfg.section_name, cfg.entries), cfg.install);
+	std::printf("%s [%s] in %s\n", cfg.entries.empty() ? "removed" : "wrote", cfg.section_name.c_str(),
+		    cfg.output.c_str());
+	return 0;
+}
+
 void usage()
 {
 	std::printf("usage: uarch-tune [--quick] [--cold] [--plot FILE.png] [--output FILE | --install] [--noise-limit PERCENT]\n"
 		    "  measures this machine's crossovers and prints the evidence and the profile\n"
 		    "  --cold           decides the rep windows on copies and fills into memory out of the cache\n"
 		    "                   (for programs whose destinations are fresh allocations, not reused buffers)\n"
-		    "  --install        writes the system profile %s\n"
+		    "  --install        writes the system profile %s (its per-program sections kept)\n"
 		    "  --output FILE    writes the profile to FILE\n"
+		    "  --section NAME --entries STRING\n"
+		    "                   measures nothing: sets the section [NAME] of the profile (--install or\n"
+		    "                   --output) to STRING's entries (a:b), or removes it where STRING is empty\n"
 		    "  --noise-limit P  refuses to decide above P%% median spread of repeated medians (default 10)\n",
 		    UARCH_PROFILE_PATH);
 }
@@ -495,6 +536,12 @@ int main(int argc, char **argv)
 		else if (a == "--install") cfg.install = true;
 		else if (a == "--output") cfg.output = value("--output");
 		else if (a == "--plot") cfg.plot = value("--plot");
+		else if (a == "--section") cfg.section_name = value("--section"), cfg.section = true;
+		else if (a == "--entries") {
+			if (i + 1 >= argc)
+				die("--entries needs a value (\"\" removes the section)");
+			cfg.entries = argv[++i];
+		}
 		else if (a == "--noise-limit") {
 			std::string v = value("--noise-limit");
 			char *end = nullptr;
@@ -516,6 +563,10 @@ int main(int argc, char **argv)
 		die("--output wants a file name, got '" + cfg.output + "'");
 	if (!cfg.output.empty())
 		check_output(cfg.output, cfg.install);
+	if (cfg.section)
+		return write_section(cfg);
+	if (!cfg.entries.empty())
+		die("--entries goes with --section NAME");
 	// Before measuring: a plot that cannot be drawn is said now, not
 	// after the run.
 	std::string why;
@@ -661,7 +712,7 @@ int main(int argc, char **argv)
 			std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") +
 					   std::string(cfg.cold ? " --cold" : "") + " on " + title + ", " +
 					   when + ", " + noise + "\n" + prof + "\n";
-			write_atomically(cfg.output, text, cfg.install);
+			write_atomically(cfg.output, tune::with_global(current_text(cfg.output), text), cfg.install);
 			std::printf("written to %s\n", cfg.output.c_str());
 		}
 	}

@@ -92,4 +92,20 @@ elif ! head -1 "$cold" | grep -q '^# uarch-tune --quick --cold on ' || ! grep -q
 else
   echo "ok   --cold profile: $(tail -1 "$cold")"
 fi
+# --section: one program's entries, set and removed, every other line kept
+sec="$dir/sections"
+printf 'nt_threshold=16M\n[redis-server]\nmemset=generic\n' > "$sec"
+expect_error "--section with a path" "$tune" --section a/b --entries memcpy=generic --output "$sec"
+expect_error "--section without a profile to write" "$tune" --section x --entries memcpy=generic
+expect_error "--entries without --section" "$tune" --entries memcpy=generic --output "$sec"
+expect_error "--section with --quick" "$tune" --quick --section x --entries memcpy=generic --output "$sec"
+"$tune" --section mariadbd --entries 'memcpy=generic:memmove=generic' --output "$sec" >/dev/null || { echo "FAIL --section write"; fail=1; }
+a=$("$info" --profile "$sec" --as mariadbd --json | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print(r["profile"]["section"], r["policy"]["memcpy"], r["policy"]["memmove"], r["thresholds"]["nt_threshold"])')
+[ "$a" = "mariadbd generic generic 16777216" ] && echo "ok   --section mariadbd: [$a]" || { echo "FAIL --section mariadbd: [$a]"; cat "$sec"; fail=1; }
+"$tune" --section mariadbd --entries '' --output "$sec" >/dev/null
+[ "$(cat "$sec")" = "$(printf 'nt_threshold=16M\n[redis-server]\nmemset=generic')" ] &&
+  echo "ok   --section mariadbd --entries '': removed, the rest kept" || { echo "FAIL removing a section:"; cat "$sec"; fail=1; }
 exit $fail
