@@ -25,11 +25,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "run", "py"))
 import programs  # noqa: E402
+from pairs import RESAMPLES, median_ci, orders  # noqa: E402
+from predict import Predictor  # noqa: E402
+from workload import Context  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BY_NAME = {w.name: w for w in programs.ALL}
-RESAMPLES = 2000
 
 
 class Parser(argparse.ArgumentParser):
@@ -125,24 +128,6 @@ def install(packages):
 
 # -- context ------------------------------------------------------------------
 
-class Context:
-    def __init__(self, lib, scale, work):
-        self.lib, self.scale, self.work = lib, scale, work
-        self.live = []          # servers running: stopped on any exit
-        drop = ("LD_PRELOAD", "UARCH_TUNABLES", "LD_BIND_NOW", "LD_DEBUG", "LD_LIBRARY_PATH")
-        self.plain = {k: v for k, v in os.environ.items() if k not in drop}
-        self.uarch = dict(self.plain, LD_PRELOAD=lib)
-        if os.environ.get("UARCH_TUNABLES"):
-            self.uarch["UARCH_TUNABLES"] = os.environ["UARCH_TUNABLES"]
-        cpus = sorted(os.sched_getaffinity(0))
-        # Server and client on different CPUs; a lone CPU is shared.
-        self.server_cpu = cpus[0] if len(cpus) >= 2 else None
-        self.client_cpu = cpus[1] if len(cpus) >= 2 else None
-
-    def env(self, side):
-        return self.uarch if side == "uarch" else self.plain
-
-
 def cpu_name(build):
     info = os.path.join(build, "tools", "info", "uarch-info")
     try:
@@ -162,71 +147,6 @@ def cpu_name(build):
     if "cpu family" in fields:
         return f"{name} (family {int(fields['cpu family']):#x} model {int(fields['model']):#x})"
     return name
-
-
-# -- the trace-predicted ratio (optional) ------------------------------------
-
-class Predictor:
-    """The ratio uarch-bench mem --trace predicts from a run recorded by
-    uarch-prof --trace (its end_to_end column), and the share of the
-    program's CPU time its mem* calls take with the C library's functions
-    (calls made x libc_ns / program_ms). Used only when both tools of this
-    build name --trace in their --help."""
-    CALLS = 1000000     # calls recorded a process (48 B each)
-
-    def __init__(self, build, quick):
-        self.quick = ["--quick"] if quick else []
-        self.prof = os.path.join(build, "tools", "prof", "uarch-prof")
-        self.bench = os.path.join(build, "tools", "bench", "uarch-bench")
-        self.ok = all(self._has_trace(t) for t in (self.prof, self.bench))
-
-    @staticmethod
-    def _has_trace(tool):
-        try:
-            r = subprocess.run([tool, "--help"], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        return "--trace" in r.stdout + r.stderr
-
-    def predict(self, w):
-        """(predicted ratio, share in mem functions or None)."""
-        d = os.path.join(w.dir, "trace")
-        os.makedirs(d, exist_ok=True)
-        if w.server and w.owner():
-            pw = programs.measure.pwd.getpwnam(w.owner())
-            os.chown(d, pw.pw_uid, pw.pw_gid)
-        w.trace([self.prof, "-o", os.path.join(d, "run.uprof"), "--trace", str(self.CALLS), "--"])
-        out = os.path.join(w.dir, "prediction.csv")
-        r = subprocess.run([self.bench, "mem", *self.quick, "--trace", os.path.join(d, "run.utrace"), "--csv", out],
-                           capture_output=True, text=True, timeout=600)
-        if r.returncode:
-            raise RuntimeError(f"uarch-bench mem --trace exited {r.returncode}: "
-                               f"{(r.stderr.strip().splitlines() or [''])[-1]}")
-        with open(out) as f:
-            row = next(csv.DictReader(f))
-        share = None
-        m = re.search(r"the (\d+) calls they made", r.stdout)
-        if m and float(row["program_ms"]) > 0:
-            share = int(m.group(1)) * float(row["libc_ns"]) / (float(row["program_ms"]) * 1e6)
-        return float(row["end_to_end"]), share
-
-
-# -- statistics ---------------------------------------------------------------
-
-def median_ci(ratios, seed):
-    """Median of ratios and the bootstrap 95% percentile interval of it."""
-    rng = random.Random(seed)
-    n = len(ratios)
-    meds = sorted(statistics.median(rng.choices(ratios, k=n)) for _ in range(RESAMPLES))
-    return statistics.median(ratios), meds[int(0.025 * RESAMPLES)], meds[int(0.975 * RESAMPLES) - 1]
-
-
-def orders(pairs, rng):
-    """Which side runs first in each pair: each equally often, shuffled."""
-    o = [("plain", "uarch"), ("uarch", "plain")] * (pairs // 2 + 1)
-    o = o[:pairs]
-    rng.shuffle(o)
-    return o
 
 
 # -- output -------------------------------------------------------------------
@@ -376,7 +296,8 @@ def main(argv):
 
     predictor = None
     if not args.no_trace:
-        predictor = Predictor(build, args.quick)
+        predictor = Predictor(os.path.join(build, "tools", "prof", "uarch-prof"),
+                              os.path.join(build, "tools", "bench", "uarch-bench"), args.quick)
         predictor = predictor if predictor.ok else None
     cpu = cpu_name(build)
     kind = programs.measure.Group(f"uarch-e2e-{os.getpid()}-probe")

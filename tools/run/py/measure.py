@@ -16,6 +16,14 @@ import time
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+class Failed(RuntimeError):
+    """A measured command that did not exit 0: its status and last line."""
+
+    def __init__(self, cmd, status, last):
+        super().__init__(f"{os.path.basename(cmd[0])} exited {status}: {last}")
+        self.cmd, self.status, self.last = cmd, status, last
+
+
 def run_child(cmd, env, cwd, cpu=None, stdin=None, capture=False):
     """Runs cmd to its end (pinned to cpu if given); returns (CPU seconds,
     its stdout if capture else b"")."""
@@ -37,7 +45,7 @@ def run_child(cmd, env, cwd, cpu=None, stdin=None, capture=False):
         err.seek(0)
         if p.returncode != 0:
             last = err.read().decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-            raise RuntimeError(f"{os.path.basename(cmd[0])} exited {p.returncode}: {last[0]}")
+            raise Failed(cmd, p.returncode, last[0])
         return ru.ru_utime + ru.ru_stime, out.read() if capture else b""
 
 

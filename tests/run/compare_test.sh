@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# uarch-run --compare and --tune: a verdict of no difference for a program
+# whose memcpy calls do not matter; a difference found where one is
+# certain (8-32 KiB copies through uarch against its portable memcpy);
+# --json, --csv, a failing program, a server, --tune's last line,
+# --predict, bad arguments. The figures are the program's, not asserted
+# speed: only that a 2x difference is resolved and a 0.5% one is not
+# called large.
+# usage: compare_test.sh UARCH_RUN COLD_COPIES
+set -u
+run=$(readlink -f "$1") copies=$(readlink -f "$2")
+fail=0
+. "$(dirname "$0")/../one_line_error.sh"
+check() {   # check DESCRIPTION CONDITION...
+	local desc=$1; shift
+	if "$@"; then echo "ok   $desc"; else echo "FAIL $desc"; fail=1; fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+unset LD_PRELOAD UARCH_TUNABLES
+field() { python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, r))' "$@"; }
+
+expect_error "--compare without a program" "$run" --compare
+expect_error "--compare --pairs 4" "$run" --compare --pairs 4 -- true
+expect_error "--compare --pairs x" "$run" --compare --pairs x -- true
+expect_error "--compare with an unknown option" "$run" --compare --bogus -- true
+expect_error "--compare of a missing program" "$run" --compare -- ./no-such-program
+expect_error "--client without --ready or --port" "$run" --compare --client true -- true
+expect_error "--port without --client" "$run" --compare --port 80 -- true
+expect_error "--install with --compare" "$run" --compare --install -- true
+expect_error "--against without --tunables" "$run" --compare --against memcpy=generic -- true
+expect_error "--tune with --tunables" "$run" --tune --tunables memcpy=generic -- true
+expect_error "--profile without --install" "$run" --tune --profile x -- true
+
+# A failing run stops the comparison with its status and command line.
+err=$("$run" --compare --pairs 5 -- sh -c 'echo broken >&2; exit 3' 2>&1 >/dev/null); rc=$?
+check "a failing program: exit 3, one line naming it ($err)" \
+	test $rc -eq 3 -a "$(printf '%s\n' "$err" | wc -l)" -eq 1 -a -n "$(printf '%s' "$err" | grep -F 'sh -c')"
+
+# No memcpy calls that matter: no difference, or one it resolves as tiny.
+"$run" --compare --pairs 10 --json -- "$copies" none 4096 > "$tmp/none.json" || { echo "FAIL --compare none"; fail=1; }
+v=$(field "$tmp/none.json" 'f"{median_ratio:.3f} [{ci_low:.3f}, {ci_high:.3f}] {verdict}"')
+check "no memcpy that matters: $v" \
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["verdict"].startswith("no difference") or 0.97 < r["ci_low"] <= r["ci_high"] < 1.03))' "$tmp/none.json"
+
+# 8-32 KiB copies through uarch against its portable memcpy: resolved.
+"$run" --compare --pairs 6 --tunables '' --against memcpy=generic --json --csv "$tmp/pairs.csv" -- "$copies" hot 2048 \
+	> "$tmp/hot.json" || { echo "FAIL --compare hot"; fail=1; }
+v=$(field "$tmp/hot.json" 'f"{median_ratio:.3f} [{ci_low:.3f}, {ci_high:.3f}] {verdict}"')
+check "a difference resolved: $v" python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["ci_low"] > 1.2 and r["verdict"].startswith("faster")))' "$tmp/hot.json"
+check "--json: the pairs' times and order" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(not (r["pairs"] == 6 and len(r["without_s"]) == len(r["with_s"]) == len(r["first"]) == 6 and r["cpu"] and r["libc"].startswith("glibc")))' "$tmp/hot.json"
+check "--csv: a header and 6 pairs" test "$(wc -l < "$tmp/pairs.csv")" -eq 7
+
+# A server started for each run, measured while its client runs.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir "$tmp/www" && head -c 300000 /dev/zero > "$tmp/www/blob"
+out=$(cd "$tmp/www" && "$run" --compare --pairs 5 --port "$port" \
+	--client "python3 -c 'import urllib.request as u
+for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
+	-- python3 -m http.server --bind 127.0.0.1 "$port" 2>&1); rc=$?
+check "a server: exit $rc, measured while the client ran" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep "server's CPU time")"
+printf '%s\n' "$out" | sed 's/^/  | /'
+
+# --tune: a table, then the tunables line last; --install pins it as the
+# program's section (or, where the defaults were best, writes nothing).
+printf 'nt_threshold=16M\n' > "$tmp/profile"
+out=$("$run" --tune --pairs 5 --install --profile "$tmp/profile" -- "$copies" hot 512 2>&1); rc=$?
+last=$(printf '%s\n' "$out" | tail -1)
+check "--tune ends with the tunables line: [$last]" test $rc -eq 0 -a "${last%%:*}" = tunables
+printf '%s\n' "$out" | sed 's/^/  | /'
+chosen=${last#tunables: }
+if [ -z "$chosen" ]; then
+	check "--install of the defaults leaves the profile alone" test "$(cat "$tmp/profile")" = nt_threshold=16M
+else
+	want="$(printf 'nt_threshold=16M\n[cold-copies]\n%s' "$(printf '%s' "$chosen" | tr : '\n')")"
+	check "--install wrote [cold-copies] $chosen" test "$(cat "$tmp/profile")" = "$want"
+fi
+
+# --predict: the replay's ratio first, then the measurement.
+out=$("$run" --compare --predict --pairs 5 -- "$copies" hot 256 2>&1); rc=$?
+check "--predict prints the predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
+exit $fail
