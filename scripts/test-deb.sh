@@ -107,6 +107,16 @@ got=$(LD_PRELOAD=$lib/libuarch.so.0 sh "$work/uarch-run" sh -c 'printf %s "$LD_P
 check "uarch-run appends to LD_PRELOAD: $got" test "$got" = "$lib/libuarch.so.0:$root$want"
 entry=$(LD_LIBRARY_PATH=$lib sh "$work/uarch-run" "$bin/uarch-info" 2>&1 | sed -n 's/^ *entry *//p')
 check "uarch-run uarch-info: entry '$entry'" grep -Eq '^libuarch_preload\.so, (symbols|pointer) ' <<<"$entry"
+# --compare from the packaged files: its Python files in uarch-tools.
+pydir=$(sed -n "s/^pydir='\(.*\)'$/\1/p" "$bin/uarch-run")
+check "uarch-run's measuring ($pydir/compare.py) is in uarch-tools" test -f "$root$pydir/compare.py"
+sed "s|^lib=.*|lib='$root$want'|; s|^pydir=.*|pydir='$root$pydir'|" "$bin/uarch-run" >"$work/uarch-run"
+out=$(LD_LIBRARY_PATH=$lib UARCH_RUN_INFO=$bin/uarch-info sh "$work/uarch-run" --compare --pairs 5 --json -- \
+  sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' 2>&1)
+check "uarch-run --compare from the package: a median and its interval" python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+sys.exit(not (r["pairs"] == 5 and r["ci_low"] <= r["median_ratio"] <= r["ci_high"]))' "$out"
 
 rec=$(strings "$bin/uarch-prof" | grep -m1 '^/usr/.*/libuarch_record\.so')
 check "uarch-prof loads $rec (in uarch-tools)" test -f "$root$rec"

@@ -49,6 +49,10 @@ if ls /tmp/deb/*.deb >/dev/null 2>&1; then
   m=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
   out=$(LD_PRELOAD=/usr/lib/$m/libuarch_preload.so.0 python3 -c "print(bytes(range(256)) * 4096 == bytes(bytearray(bytes(range(256)) * 4096)))" 2>&1)
   [ "$out" = True ]; record $? "the installed preload library under python3 ($out)"
+  out=$(uarch-run --compare --pairs 5 --json -- python3 -c "x = bytes(1 << 20)
+for i in range(2000): y = x[i:]" 2>&1); echo "$out" >>"$o/installed.log"
+  echo "$out" | python3 -c "import json, sys; r = json.load(sys.stdin); sys.exit(not (r[\"pairs\"] == 5 and r[\"ci_low\"] <= r[\"median_ratio\"] <= r[\"ci_high\"] and r[\"libc\"].startswith(\"glibc 2.4\")))"
+  record $? "installed uarch-run --compare (python3 slices, glibc 2.41)"
 fi
 exit 0
 '

@@ -19,6 +19,7 @@ import time
 import measure
 from workload import Client, Server  # noqa: F401 (the classes every program derives from)
 
+JOBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jobs")
 PY = "/usr/bin/python3"   # Debian's CPython, not whatever python3 PATH finds first
 
 
@@ -80,28 +81,6 @@ for _ in range(n):
 print(total)
 '''
 
-BYTES_PY = r'''
-import random, sys
-n = int(sys.argv[1])
-r = random.Random(15)
-blob = r.randbytes(65536)
-spans = []
-for _ in range(512):
-    size = r.randint(512, 4096)
-    start = r.randrange(65536 - size)
-    spans.append((start, start + size))
-total = 0
-for _ in range(n):
-    pieces = [blob[a:b] for a, b in spans]
-    joined = b"".join(pieces)
-    buf = bytearray()
-    for p in pieces:
-        buf += p
-    view = memoryview(joined)
-    copies = [bytes(view[a:b]) for a, b in spans]
-    total += len(joined) + len(buf) + len(copies) + len(bytes(buf[1:]))
-print(total)
-'''
 
 NODE_JS = r'''
 // JSON, Buffers and strings: what a small service does with its messages.
@@ -142,8 +121,7 @@ class PythonBytes(PythonJson):
 
     def setup(self):
         Client.setup(self)
-        with open(os.path.join(self.dir, "job.py"), "w") as f:
-            f.write(BYTES_PY)
+        shutil.copy(os.path.join(JOBS, "slices.py"), os.path.join(self.dir, "job.py"))
 
     def cmd(self):
         return [PY, "job.py", str(max(1, round(190 * self.ctx.scale)))]
