@@ -220,6 +220,13 @@ def report(a, w, r, prediction, cpu, libc):
              measured=what, with_side=with_name, without_side=without_name)
     if prediction:
         r["predicted_ratio"], r["mem_share"] = prediction
+        share = prediction[1]
+        # Were the memcpy family free, the program would gain 1/(1 - share)
+        # at most; more than that is drift between the runs, or an effect
+        # on the cache that the replay does not see.
+        if share is not None and share < 1 and max(r["median_ratio"], 1 / r["median_ratio"]) > 1 / (1 - share):
+            r["verdict"] += (f"; more than the memcpy family's whole share of the CPU ({share * 100:.1f}%) "
+                             f"could give: drift between runs, or an effect on the cache; run it again")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
             out = csv.writer(f)
@@ -278,6 +285,15 @@ def tune(a, ctx_for, tools):
         mark = "  <- kept" if best and t == best[0] else ""
         print(f"  {t:<32} {r['median_ratio']:6.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]{mark}")
     chosen = best[0] if best else ""
+    if a.csv:
+        cpu, libc = cpu_and_libc(tools)
+        with open(a.csv, "w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(["program", "setting", "against", "pairs", "median_ratio", "ci_low", "ci_high", "kept",
+                          "cpu", "libc"])
+            for t, r in rows:
+                out.writerow([shlex.join(a.cmd), t, "defaults", r["pairs"], "%.4f" % r["median_ratio"],
+                              "%.4f" % r["ci_low"], "%.4f" % r["ci_high"], int(t == chosen), cpu, libc])
     print(f"tunables: {chosen}")
     if a.install and chosen:
         section = os.path.basename(a.cmd[0])
