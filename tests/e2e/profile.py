@@ -59,7 +59,7 @@ def write(path, text, mode=0o644, owner=0):
 
 def main():
     p = argparse.ArgumentParser()
-    for k in ("lib", "preload-lib", "static", "helper", "profile"):
+    for k in ("lib", "preload-lib", "static", "static-wrap", "helper", "profile"):
         p.add_argument("--" + k, required=True)
     a = p.parse_args()
     profile = a.profile
@@ -67,10 +67,12 @@ def main():
     os.chmod(os.path.dirname(profile), 0o755)
 
     def modes(progs):
-        return {"static": [progs["static"]], "shared": [progs["helper"], progs["lib"]],
+        return {"static": [progs["static"]], "static --wrap": [progs["static_wrap"]],
+                "shared": [progs["helper"], progs["lib"]],
                 "preload": [progs["helper"], progs["preload"]]}
 
-    progs = {"static": a.static, "helper": a.helper, "lib": a.lib, "preload": a.preload_lib}
+    progs = {"static": a.static, "static_wrap": a.static_wrap, "helper": a.helper, "lib": a.lib,
+             "preload": a.preload_lib}
     if os.path.lexists(profile):
         os.unlink(profile)
     default = bindings([a.static])
@@ -120,12 +122,12 @@ def main():
         tmp = tempfile.mkdtemp(prefix="uarch-profile-", dir=os.path.dirname(profile))
         os.chmod(tmp, 0o755)
         sec = dict(progs)
-        for k in ("static", "helper", "lib", "preload"):
+        for k in ("static", "static_wrap", "helper", "lib", "preload"):
             sec[k] = os.path.join(tmp, os.path.basename(progs[k]))
             shutil.copy(progs[k], sec[k])
             os.chmod(sec[k], 0o755)
         nobody = 65534
-        for exe in (sec["static"], sec["helper"]):
+        for exe in (sec["static"], sec["static_wrap"], sec["helper"]):
             os.chown(exe, nobody, nobody)
             os.chmod(exe, 0o4755)   # set-uid nobody: AT_SECURE
         probe = bindings([sec["static"]])
