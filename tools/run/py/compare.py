@@ -249,41 +249,78 @@ def report(a, w, r, prediction, cpu, libc):
 
 # -- tune -------------------------------------------------------------------------
 
-def candidates(tools):
+def copied_bytes(tools, w):
+    """Bytes the program's memcpy and memmove calls moved, by size: a list of
+    (smallest, largest, bytes) from a recorded run (uarch-prof), or None."""
+    path = os.path.join(w.ctx.work, "tune.uprof")
+    try:
+        w.trace([tools["prof"], "-o", path, "--"])
+        j = json.loads(subprocess.run([tools["prof"], "report", "--json", path], capture_output=True, text=True,
+                                      timeout=120).stdout)
+        return [(lo, hi, n * (lo + hi) // 2) for op in ("memcpy", "memmove") for lo, hi, n in j["ops"][op]["sizes"]]
+    except (OSError, ValueError, KeyError, RuntimeError, subprocess.SubprocessError):
+        return None
+
+
+def share_in(sizes, lo, hi):
+    total = sum(b for _, _, b in sizes) or 1
+    return sum(b for a, z, b in sizes if a >= lo and z < hi) / total
+
+
+def candidates(tools, sizes):
     """A few settings around this CPU's defaults (its rule row, as uarch-info
     reports it): the rep movsb window's start lowered and raised, rep movsb
-    off, the copy variant one ISA step down, streaming earlier and later."""
+    off, the copy variant one ISA step down, streaming earlier and later.
+    With the program's recorded sizes, a window is tried only where at least
+    5% of the bytes it copies fall near it. Returns [(setting, why)]."""
     try:
         j = json.loads(subprocess.run([tools["info"], "--json"], capture_output=True, text=True, timeout=30).stdout)
         th, bound = j["thresholds"], j["impl"]["memcpy"]
     except (OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
         raise RuntimeError(f"uarch-info --json gave no thresholds: {e}")
     out = []
-    rep = th.get("rep_movsb_threshold")
+
+    def near(lo, hi, what):
+        if sizes is None:
+            return "no recorded sizes"
+        s = share_in(sizes, lo, hi)
+        return f"{s * 100:.0f}% of the bytes copied {what}" if s >= 0.05 else None
+    rep, stop = th.get("rep_movsb_threshold"), th.get("rep_movsb_stop") or 1 << 62
     if isinstance(rep, int) and 0 < rep < 1 << 40:
-        out += [f"rep_movsb_threshold={max(rep // 4, 1024)}", f"rep_movsb_threshold={rep * 4}",
-                "rep_movsb_threshold=inf"]
+        why = near(rep // 4, stop, "from a quarter of the window's start to its end")
+        if why:
+            out += [(f"rep_movsb_threshold={max(rep // 4, 1024)}", why), (f"rep_movsb_threshold={rep * 4}", why),
+                    ("rep_movsb_threshold=inf", why)]
     if bound == "avx512":
-        out.append("memcpy=avx2")
+        out.append(("memcpy=avx2", "the copy variant one ISA step down"))
     nt = th.get("nt_threshold")
     if isinstance(nt, int) and 0 < nt < 1 << 40:
-        out += [f"nt_threshold={nt // 4}", f"nt_threshold={nt * 4}"]
+        why = near(nt // 4, 1 << 62, "from a quarter of the streaming threshold up")
+        if why:
+            out += [(f"nt_threshold={nt // 4}", why), (f"nt_threshold={nt * 4}", why)]
     return out
 
 
 def tune(a, ctx_for, tools):
     rows, best = [], None
-    for t in candidates(tools):
+    recorder = make(ctx_for(None, None), a)
+    recorder.setup()
+    sizes = copied_bytes(tools, recorder)
+    tried = candidates(tools, sizes)
+    why = dict(tried)
+    for t, _ in tried:
         ctx = ctx_for(t, "")
         r = compare(make(ctx, a), a.pairs, a.seed, label=f"{t}: ")
         rows.append((t, r))
         if r["ci_low"] > 1 and (best is None or r["median_ratio"] > best[1]["median_ratio"]):
             best = (t, r)
-    print(f"{PROG} --tune: {' '.join(a.cmd)}: each setting against this CPU's defaults, {a.pairs} pairs")
-    print(f"  {'setting':<32} {'ratio':>6}  95% interval")
+    print(f"{PROG} --tune: {shlex.join(a.cmd)}: each setting against this CPU's defaults, {a.pairs} pairs")
+    print(f"  {'setting':<28} {'ratio':>6}  {'95% interval':<16}  tried because")
     for t, r in rows:
         mark = "  <- kept" if best and t == best[0] else ""
-        print(f"  {t:<32} {r['median_ratio']:6.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]{mark}")
+        print(f"  {t:<28} {r['median_ratio']:6.3f}  [{r['ci_low']:.3f}, {r['ci_high']:.3f}]  {why[t]}{mark}")
+    if sizes is not None and len(tried) < 6:
+        print("  (windows whose sizes carry under 5% of the bytes the program copied were not tried)")
     chosen = best[0] if best else ""
     if a.csv:
         cpu, libc = cpu_and_libc(tools)
