@@ -1,5 +1,6 @@
-"""The ops and variants of src/table/ops.def, for the Python test scripts:
-the one table is read, never copied."""
+"""The ops and variants of src/table/ops.def, and the C library's names of
+src/table/libc_names.def, for the Python test scripts: the tables are
+read, never copied."""
 import os
 import re
 
@@ -13,6 +14,13 @@ def _rows(macro):
         if m:
             rows.append([a.strip() for a in m.group(1).split(",")])
     return rows
+
+
+def libc_names():
+    """The C library's names uarch serves, as [(name, op, form)] in table order."""
+    path = os.path.join(os.path.dirname(_DEF), "libc_names.def")
+    return [tuple(a.strip() for a in m.group(1).split(","))
+            for m in (re.match(r"UARCH_LIBC_NAME\((.*?)\)\s*$", line) for line in open(path)) if m]
 
 
 def ops():

@@ -1,7 +1,6 @@
 // The C library's names around memcpy/memset that call the bound variants:
-// mempcpy, __mempcpy, bzero, explicit_bzero and the five fortify forms.
-// UARCH_LIBC_NAMES(prefix, note) defines them as prefix##name: empty for the
-// preload library's interposing names, __wrap_ for ld --wrap in libuarch.a.
+// mempcpy, __mempcpy, bzero, explicit_bzero and the five fortify forms
+// (the rows of src/table/libc_names.def whose form is not entry).
 // note(name, op, d, s, n) runs before each call reaches the variant (the
 // recorder counts there; UARCH_LIBC_NO_NOTE elsewhere).
 #pragma once
@@ -17,66 +16,65 @@ extern "C" {
 #define UARCH_LIBC_NO_NOTE(name, op, d, s, n)
 #define UARCH_LIBC_EXPORT extern "C" __attribute__((visibility("default")))
 
+// One definition per form of src/table/libc_names.def; prefix P (empty
+// for the preload library's interposing names, __wrap_ for ld --wrap) and
+// note N. A file defines them all with
+//   #define UARCH_LIBC_NAME(name, op, form) UARCH_LIBC_##form(P, N, name, op)
+//   #include "table/libc_names.def"
 // explicit_bzero: the stores must happen although the buffer is dead
 // afterwards; the empty asm with d as an input and a memory clobber makes
 // them observable. _chk forms: dstlen is the size of the destination
 // object as the compiler knows it; too small: fail before anything is
 // written.
-#define UARCH_LIBC_NAMES(P, N)                                                                      \
-	UARCH_LIBC_EXPORT void *P##mempcpy(void *d, const void *s, size_t n)                        \
+#define UARCH_LIBC_entry(P, N, name, op)   // bound directly: preload/entry.cpp, dispatch/wrap.cpp
+#define UARCH_LIBC_pcpy(P, N, name, op)                                                             \
+	UARCH_LIBC_EXPORT void *P##name(void *d, const void *s, size_t n)                           \
 	{                                                                                          \
-		N(mempcpy, memcpy, d, s, n)                                                        \
+		N(name, op, d, s, n)                                                               \
 		return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;                      \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void *P##__mempcpy(void *d, const void *s, size_t n)                      \
+	}
+#define UARCH_LIBC_zero(P, N, name, op)                                                             \
+	UARCH_LIBC_EXPORT void P##name(void *d, size_t n)                                           \
 	{                                                                                          \
-		N(__mempcpy, memcpy, d, s, n)                                                      \
-		return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;                      \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void P##bzero(void *d, size_t n)                                          \
-	{                                                                                          \
-		N(bzero, memset, d, nullptr, n)                                                    \
+		N(name, op, d, nullptr, n)                                                         \
 		uarch::bound_memset(d, 0, n);                                                      \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void P##explicit_bzero(void *d, size_t n)                                 \
+	}
+#define UARCH_LIBC_ezero(P, N, name, op)                                                            \
+	UARCH_LIBC_EXPORT void P##name(void *d, size_t n)                                           \
 	{                                                                                          \
-		N(explicit_bzero, memset, d, nullptr, n)                                           \
+		N(name, op, d, nullptr, n)                                                         \
 		uarch::bound_memset(d, 0, n);                                                      \
 		__asm__ __volatile__("" ::"r"(d) : "memory");                                      \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void *P##__memcpy_chk(void *d, const void *s, size_t n, size_t dstlen)    \
+	}
+#define UARCH_LIBC_CHK(dstlen, n)                                                                   \
+	if (__builtin_expect(dstlen < n, 0))                                                       \
+		__chk_fail();
+#define UARCH_LIBC_chk_copy(P, N, name, op)                                                         \
+	UARCH_LIBC_EXPORT void *P##name(void *d, const void *s, size_t n, size_t dstlen)            \
 	{                                                                                          \
-		if (__builtin_expect(dstlen < n, 0))                                               \
-			__chk_fail();                                                              \
-		N(__memcpy_chk, memcpy, d, s, n)                                                   \
-		return uarch::bound_memcpy(d, s, n);                                               \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void *P##__memmove_chk(void *d, const void *s, size_t n, size_t dstlen)   \
+		UARCH_LIBC_CHK(dstlen, n)                                                          \
+		N(name, op, d, s, n)                                                               \
+		return uarch::bound_##op(d, s, n);                                                 \
+	}
+#define UARCH_LIBC_chk_pcpy(P, N, name, op)                                                         \
+	UARCH_LIBC_EXPORT void *P##name(void *d, const void *s, size_t n, size_t dstlen)            \
 	{                                                                                          \
-		if (__builtin_expect(dstlen < n, 0))                                               \
-			__chk_fail();                                                              \
-		N(__memmove_chk, memmove, d, s, n)                                                 \
-		return uarch::bound_memmove(d, s, n);                                              \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void *P##__memset_chk(void *d, int c, size_t n, size_t dstlen)            \
-	{                                                                                          \
-		if (__builtin_expect(dstlen < n, 0))                                               \
-			__chk_fail();                                                              \
-		N(__memset_chk, memset, d, nullptr, n)                                             \
-		return uarch::bound_memset(d, c, n);                                               \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void *P##__mempcpy_chk(void *d, const void *s, size_t n, size_t dstlen)   \
-	{                                                                                          \
-		if (__builtin_expect(dstlen < n, 0))                                               \
-			__chk_fail();                                                              \
-		N(__mempcpy_chk, memcpy, d, s, n)                                                  \
+		UARCH_LIBC_CHK(dstlen, n)                                                          \
+		N(name, op, d, s, n)                                                               \
 		return static_cast<char *>(uarch::bound_memcpy(d, s, n)) + n;                      \
-	}                                                                                          \
-	UARCH_LIBC_EXPORT void P##__explicit_bzero_chk(void *d, size_t n, size_t dstlen)           \
+	}
+#define UARCH_LIBC_chk_set(P, N, name, op)                                                          \
+	UARCH_LIBC_EXPORT void *P##name(void *d, int c, size_t n, size_t dstlen)                    \
 	{                                                                                          \
-		if (__builtin_expect(dstlen < n, 0))                                               \
-			__chk_fail();                                                              \
-		N(__explicit_bzero_chk, memset, d, nullptr, n)                                     \
+		UARCH_LIBC_CHK(dstlen, n)                                                          \
+		N(name, op, d, nullptr, n)                                                         \
+		return uarch::bound_memset(d, c, n);                                               \
+	}
+#define UARCH_LIBC_chk_ezero(P, N, name, op)                                                        \
+	UARCH_LIBC_EXPORT void P##name(void *d, size_t n, size_t dstlen)                            \
+	{                                                                                          \
+		UARCH_LIBC_CHK(dstlen, n)                                                          \
+		N(name, op, d, nullptr, n)                                                         \
 		uarch::bound_memset(d, 0, n);                                                      \
 		__asm__ __volatile__("" ::"r"(d) : "memory");                                      \
 	}

@@ -23,4 +23,6 @@ UARCH_BIND(__wrap_memmove, op_memmove, void *, (void *d, const void *s, size_t n
 UARCH_BIND(__wrap_memset, op_memset, void *, (void *d, int c, size_t n), (d, c, n))
 
 // mempcpy, bzero, explicit_bzero and the _chk forms, as __wrap_*.
-UARCH_LIBC_NAMES(__wrap_, UARCH_LIBC_NO_NOTE)
+#define UARCH_LIBC_NAME(name, op, form) UARCH_LIBC_##form(__wrap_, UARCH_LIBC_NO_NOTE, name, op)
+#include "table/libc_names.def"
+#undef UARCH_LIBC_NAME

@@ -1,5 +1,5 @@
 // The C library's names, for LD_PRELOAD=libuarch_preload.so. They are
-// exported unversioned (see preload.map): a program that asks for
+// exported unversioned (see preload.map.in): a program that asks for
 // memcpy@GLIBC_2.14 accepts an unversioned definition, never one under a
 // version node of ours.
 #include <stddef.h>
@@ -33,4 +33,6 @@ EXPORT const char *uarch_preload_binding(void)
 }
 
 // mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms.
-UARCH_LIBC_NAMES(, UARCH_LIBC_NO_NOTE)
+#define UARCH_LIBC_NAME(name, op, form) UARCH_LIBC_##form(, UARCH_LIBC_NO_NOTE, name, op)
+#include "table/libc_names.def"
+#undef UARCH_LIBC_NAME

@@ -779,7 +779,9 @@ EXPORT int strcmp(const char *a, const char *b)
 // mempcpy, __mempcpy, bzero, explicit_bzero and the _chk forms, each
 // counted under its own entry and folded into its op.
 #define UARCH_RECORD_NOTE(name, op, d, s, n) note(e_##name, p_##op, d, s, n);
-UARCH_LIBC_NAMES(, UARCH_RECORD_NOTE)
+#define UARCH_LIBC_NAME(name, op, form) UARCH_LIBC_##form(, UARCH_RECORD_NOTE, name, op)
+#include "table/libc_names.def"
+#undef UARCH_LIBC_NAME
 
 // exec: this image's counts are written first (the new image, which loads
 // this library again, writes its own file), then the C library's function

@@ -22,11 +22,12 @@ enum OpIndex : uint32_t { p_memcpy, p_memmove, p_memset, p_op_count };
 
 // Every name the recording library exports, folded into its op.
 enum Entry : uint32_t {
-	e_memcpy, e_mempcpy, e___mempcpy, e___memcpy_chk, e___mempcpy_chk,
-	e_memmove, e___memmove_chk,
-	e_memset, e_bzero, e_explicit_bzero, e___memset_chk, e___explicit_bzero_chk,
+#define UARCH_LIBC_NAME(name, op, form) e_##name,
+#include "table/libc_names.def"
+#undef UARCH_LIBC_NAME
 	entry_count
 };
+static_assert(entry_count == 12, "every profile holds 12 entries: a new name needs a new version");
 
 // memmove only. forward: dst < src and the ranges overlap (a front-to-back
 // copy is safe); backward: dst > src and they overlap; same: dst == src.

@@ -21,10 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
 
 SKIP = 77
-from ops_table import OPS, impl_names, variant_symbol  # noqa: E402  (src/table/ops.def, read)
-PRELOAD_NAMES = ["memcpy", "memmove", "memset", "mempcpy", "__mempcpy", "bzero", "explicit_bzero",
-                 "__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk",
-                 "__explicit_bzero_chk"]
+from ops_table import OPS, impl_names, libc_names, variant_symbol  # noqa: E402  (src/table/*.def, read)
+PRELOAD_NAMES = [n for n, _, _ in libc_names()]   # src/table/libc_names.def
 PRELOAD_QUERY = ["uarch_preload_impl", "uarch_preload_op", "uarch_preload_binding", "uarch_preload_entries"]
 API_NAMES = ["uarch_memcpy", "uarch_memmove", "uarch_memset", "uarch_prefetch_range",
              "uarch_idle_wait", "uarch_idle_wake", "uarch_idle_wait_shared", "uarch_idle_wake_shared", "uarch_impl", "uarch_op", "uarch_smp_mb", "uarch_smp_rmb",
@@ -477,7 +475,7 @@ def check_ld_debug():
 
 def check_fortify():
     h = run([exe_wrapper.tool("objdump", args.fortify), "-d", args.fortify]).stdout.decode()
-    for f in ("__memcpy_chk", "__memmove_chk", "__memset_chk", "__mempcpy_chk", "__explicit_bzero_chk"):
+    for f in (n for n in PRELOAD_NAMES if n.endswith("_chk")):
         if f"<{f}@plt>" not in h:
             fail(f"the fortified program does not call {f}: the test would prove nothing")
     for op in ("memcpy", "memmove", "memset", "mempcpy", "explicit_bzero"):
@@ -1121,6 +1119,21 @@ def check_hygiene():
     print(f"{os.path.basename(args.static_lib)}: references to C library copy names: {bad or 'none'}")
     if bad:
         fail(f"libuarch.a calls {bad}")
+    # The two lists written by hand besides the table: the Debian symbols
+    # file's block of the preload library, and the README.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "debian", "libuarch0.symbols")) as f:
+        block = f.read().split("libuarch_preload.so.0 ")[1].split("\n", 1)[1]
+    listed = set(line.split("@")[0].strip() for line in block.splitlines() if line.startswith(" "))
+    if listed != set(PRELOAD_NAMES + PRELOAD_QUERY):
+        fail(f"debian/libuarch0.symbols lists {sorted(listed ^ set(PRELOAD_NAMES + PRELOAD_QUERY))} unlike "
+             "src/table/libc_names.def and the preload queries")
+    with open(os.path.join(root, "README.md")) as f:
+        readme = f.read()
+    missing = [n for n in PRELOAD_NAMES if not re.search(r"(?<![\w])" + re.escape(n) + r"(?![\w])", readme)]
+    if missing:
+        fail(f"README.md does not name {missing} (src/table/libc_names.def)")
+    print(f"debian/libuarch0.symbols and README.md name the {len(PRELOAD_NAMES)} names of src/table/libc_names.def")
     so = run(["readelf", "-dW", args.lib]).stdout.decode()
     if "Library soname: [libuarch.so.0]" not in so:
         fail("libuarch.so's soname is not libuarch.so.0")

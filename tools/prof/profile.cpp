@@ -132,9 +132,10 @@ bool save(const std::string &path, const Profile &p, std::string *why)
 const char *entry_name(uint32_t e)
 {
 	static const char *const names[entry_count] = {
-		"memcpy", "mempcpy", "__mempcpy", "__memcpy_chk", "__mempcpy_chk",
-		"memmove", "__memmove_chk",
-		"memset", "bzero", "explicit_bzero", "__memset_chk", "__explicit_bzero_chk"};
+#define UARCH_LIBC_NAME(name, op, form) #name,
+#include "table/libc_names.def"
+#undef UARCH_LIBC_NAME
+	};
 	return e < entry_count ? names[e] : "?";
 }
 
