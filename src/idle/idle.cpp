@@ -261,23 +261,7 @@ const char *clock_source_name(ClockSource s)
 	}
 }
 
-#if defined(__aarch64__)
-uint64_t detect_clock_hz(ClockSource *src)
-{
-	uint64_t f;
-	__asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
-	*src = ClockSource::architectural;
-	return f;
-}
-
-// stage_wfe and stage_wfet: src/arch/aarch64/idle_wfe.cpp.
-#elif !defined(__x86_64__)
-uint64_t detect_clock_hz(ClockSource *src)
-{
-	*src = ClockSource::nanoseconds;
-	return 1000000000;
-}
-#endif
+// detect_clock_hz: src/arch/<arch>/idle_*.cpp.
 
 int stage_spin(const uint32_t *addr, uint32_t expected, uint64_t deadline)
 {

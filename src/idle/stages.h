@@ -16,6 +16,7 @@
 //    when the idle clock's frequency is only estimated.
 #pragma once
 #include <stdint.h>
+#include "arch/clock.h"
 
 #define UARCH_IDLE_HIDDEN __attribute__((visibility("hidden")))
 
@@ -31,20 +32,7 @@ namespace uarch::idle {
 int64_t mono_now_ns() UARCH_IDLE_HIDDEN;
 
 // Idle-clock ticks now.
-static inline uint64_t clock_now()
-{
-#if defined(__x86_64__)
-	uint32_t lo, hi;
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t(hi) << 32) | lo;
-#elif defined(__aarch64__)
-	uint64_t v;
-	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-#else
-	return uint64_t(mono_now_ns());
-#endif
-}
+static inline uint64_t clock_now() { return arch::ticks(); }
 
 // Conversions at the clock's frequency (found or calibrated on first use):
 // ticks_from_ns rounds up and saturates at UINT64_MAX; ns_from_ticks rounds

@@ -9,7 +9,8 @@ namespace uarch::sys {
 #if defined(__x86_64__)
 enum : long { nr_read = 0, nr_pread64 = 17, nr_close = 3, nr_futex = 202, nr_openat = 257, nr_sched_yield = 24,
 	      nr_clock_gettime = 228, nr_sched_getaffinity = 204, nr_mprotect = 10, nr_getpid = 39,
-	      nr_geteuid = 107 };
+	      nr_geteuid = 107, nr_write = 1, nr_mmap = 9, nr_getrusage = 98, nr_gettid = 186,
+	      nr_exit_group = 231 };
 
 static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
 {
@@ -26,7 +27,8 @@ static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0,
 #elif defined(__aarch64__)
 enum : long { nr_read = 63, nr_pread64 = 67, nr_close = 57, nr_futex = 98, nr_openat = 56, nr_sched_yield = 124,
 	      nr_clock_gettime = 113, nr_sched_getaffinity = 123, nr_mprotect = 226, nr_getpid = 172,
-	      nr_geteuid = 175 };
+	      nr_geteuid = 175, nr_write = 64, nr_mmap = 222, nr_getrusage = 165, nr_gettid = 178,
+	      nr_exit_group = 94 };
 
 static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
 {

@@ -1,9 +1,9 @@
 // Reading profiles written by libuarch_record.so (see
-// src/preload/record_format.h), for uarch-prof and uarch-bench.
+// src/record/format.h), for uarch-prof and uarch-bench.
 #pragma once
 #include <memory>
 #include <string>
-#include "preload/record_format.h"
+#include "record/format.h"
 
 namespace uarch::prof {
 

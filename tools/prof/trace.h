@@ -1,9 +1,9 @@
-// Reading and writing traces (uarch-prof --trace; src/preload/record_format.h),
+// Reading and writing traces (uarch-prof --trace; src/record/format.h),
 // for uarch-prof and uarch-bench mem --trace.
 #pragma once
 #include <string>
 #include <vector>
-#include "preload/record_format.h"
+#include "record/format.h"
 
 namespace uarch::prof {
 
@@ -31,7 +31,7 @@ bool save_trace(const std::string &path, const std::vector<TraceSection> &s, std
 namespace uarch::prof {
 
 // uarch-prof report of traces: what they hold, and what follows from the
-// order of the calls, computed here, offline (record_format.h).
+// order of the calls, computed here, offline (record/format.h).
 void report_trace(const std::vector<TraceSection> &secs, size_t nfiles);
 // One line a record: section, seq, tid, entry, op, size, dst, src, gap.
 void dump_trace(const std::vector<TraceSection> &secs);

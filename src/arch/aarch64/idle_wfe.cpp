@@ -1,5 +1,6 @@
-// The arm64 monitor-wait stages of the idle wait (src/idle/stages.h): WFE,
-// and WFET where FEAT_WFxT exists (HWCAP2_WFXT).
+// The arm64 room of the idle wait (src/idle/stages.h): its clock's rate,
+// and the monitor-wait stages WFE, and WFET where FEAT_WFxT exists
+// (HWCAP2_WFXT).
 //
 // LDAXR loads the word (with acquire order, so a caller that sees the new
 // value also sees what was stored before it) and arms this CPU's exclusive
@@ -30,6 +31,13 @@ inline uint32_t load_and_arm(const uint32_t *addr)
 	return v;
 }
 } // namespace
+
+// The idle clock's rate: the generic timer says it (cntfrq_el0).
+uint64_t detect_clock_hz(ClockSource *src)
+{
+	*src = ClockSource::architectural;
+	return arch::reported_tick_hz();
+}
 
 int stage_wfe(const uint32_t *addr, uint32_t expected, uint64_t deadline)
 {
