@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include "dispatch/bind.h"
+#include "arch/primitives.h"
 #include "dispatch/state.h"
 #include "idle/idle.h"
 #define UARCH_BUILDING_LIBRARY 1
@@ -56,22 +57,10 @@ __attribute__((constructor)) void build_state_at_load()
 extern "C" {
 
 // The inline forms in uarch.h, as functions for FFI and dlsym callers.
-#if defined(__x86_64__)
-void uarch_smp_rmb(void) { __asm__ __volatile__("" ::: "memory"); }
-void uarch_smp_wmb(void) { __asm__ __volatile__("" ::: "memory"); }
-void uarch_cpu_relax(void) { __asm__ __volatile__("pause" ::: "memory"); }
-void uarch_prefetch(const void *p) { __asm__ __volatile__("prefetcht0 (%0)" :: "r"(p)); }
-#elif defined(__aarch64__)
-void uarch_smp_rmb(void) { __asm__ __volatile__("dmb ishld" ::: "memory"); }
-void uarch_smp_wmb(void) { __asm__ __volatile__("dmb ishst" ::: "memory"); }
-void uarch_cpu_relax(void) { __asm__ __volatile__("yield" ::: "memory"); }
-void uarch_prefetch(const void *p) { __asm__ __volatile__("prfm pldl1keep, [%0]" :: "r"(p)); }
-#else
-void uarch_smp_rmb(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-void uarch_smp_wmb(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-void uarch_cpu_relax(void) {}
-void uarch_prefetch(const void *p) { __builtin_prefetch(p); }
-#endif
+void uarch_smp_rmb(void) { uarch::arch::smp_rmb(); }
+void uarch_smp_wmb(void) { uarch::arch::smp_wmb(); }
+void uarch_cpu_relax(void) { uarch::arch::cpu_relax(); }
+void uarch_prefetch(const void *p) { uarch::arch::prefetch(p); }
 
 int uarch_idle_wait(const uint32_t *addr, uint32_t expected, int64_t timeout_ns)
 {

@@ -8,13 +8,6 @@
 #include "idle/budget.h"
 #include "idle/stages.h"
 #include "sys/sys.h"
-#if defined(__x86_64__)
-#include "arch/x86_64/sync.h"
-#elif defined(__aarch64__)
-#include "arch/aarch64/sync.h"
-#else
-#include "generic/generic.h"
-#endif
 #include <errno.h>
 #include <limits.h>
 #include <time.h>
@@ -127,16 +120,7 @@ uint64_t mul_q32(uint64_t a, uint64_t q, bool round_up)
 
 // A full barrier: the library's own smp_mb variant (seed 003's locked add
 // on x86-64, dmb ish on arm64), not another copy of its asm.
-inline void full_fence()
-{
-#if defined(__x86_64__)
-	uarch_x86_64_smp_mb_lock_add();
-#elif defined(__aarch64__)
-	uarch_aarch64_smp_mb_dmb();
-#else
-	uarch_generic_smp_mb();
-#endif
-}
+inline void full_fence() { arch::full_fence(); }
 
 void bump(uint64_t *c) { __atomic_fetch_add(c, 1, __ATOMIC_RELAXED); }
 
@@ -178,17 +162,7 @@ const Freq &freq()
 // Runs one non-futex stage until it sees a change or `deadline` passes.
 int run_stage(Stage s, const uint32_t *addr, uint32_t expected, uint64_t deadline, bool c01)
 {
-	switch (s) {
-#if defined(__x86_64__)
-	case Stage::umwait: return stage_umwait(addr, expected, deadline, c01);
-	case Stage::tpause: return stage_tpause(addr, expected, deadline, c01);
-	case Stage::mwaitx: return stage_mwaitx(addr, expected, deadline, c01);
-#elif defined(__aarch64__)
-	case Stage::wfe: return stage_wfe(addr, expected, deadline);
-	case Stage::wfet: return stage_wfet(addr, expected, deadline);
-#endif
-	default: (void)c01; return stage_spin(addr, expected, deadline);
-	}
+	return stage_of_arch(s, addr, expected, deadline, c01);
 }
 
 // The caller's deadline in CLOCK_MONOTONIC, for a wait that began at
@@ -296,9 +270,7 @@ int stage_futex_on(const uint32_t *addr, uint32_t expected, int64_t mono_deadlin
 	// same holds across processes: the counter is then in the caller's
 	// shared memory next to the word, and the futex is keyed by the page.
 	__atomic_fetch_add(sleepers, 1, __ATOMIC_SEQ_CST);   // x86-64: lock xadd, a full barrier
-#if !defined(__x86_64__)
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);      // arm64 LDADDAL orders less
-#endif
+	arch::fence_after_rmw();                             // arm64 LDADDAL orders less
 	const long op = futex_wait_bitset | (shared ? 0 : futex_private);
 	int ret;
 	for (;;) {

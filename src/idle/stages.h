@@ -16,7 +16,8 @@
 //    when the idle clock's frequency is only estimated.
 #pragma once
 #include <stdint.h>
-#include "arch/clock.h"
+#include "arch/primitives.h"
+#include "select/plan.h"
 
 #define UARCH_IDLE_HIDDEN __attribute__((visibility("hidden")))
 
@@ -50,17 +51,7 @@ const char *clock_source_name(ClockSource s) UARCH_IDLE_HIDDEN;
 // arm64 (CNTFRQ_EL0) and others: src/idle/idle.cpp.
 uint64_t detect_clock_hz(ClockSource *src) UARCH_IDLE_HIDDEN;
 
-// One step of a spin: PAUSE on x86-64, YIELD on arm64.
-static inline void cpu_relax()
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
+static inline void cpu_relax() { arch::cpu_relax(); }
 
 // ---- stages ----------------------------------------------------------------
 // deadline: absolute, in idle-clock ticks (UINT64_MAX: none).
@@ -90,6 +81,10 @@ int stage_mwaitx(const uint32_t *addr, uint32_t expected, uint64_t deadline, boo
 // re-check.
 int stage_wfe(const uint32_t *addr, uint32_t expected, uint64_t deadline) UARCH_IDLE_HIDDEN;
 int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline) UARCH_IDLE_HIDDEN;
+
+// Stage s of this architecture (umwait, tpause, mwaitx; wfe, wfet), the
+// spin for any other: each architecture's room defines it.
+int stage_of_arch(Stage s, const uint32_t *addr, uint32_t expected, uint64_t deadline, bool c01) UARCH_IDLE_HIDDEN;
 
 // FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG with an absolute CLOCK_MONOTONIC
 // deadline (mono_deadline_ns < 0: none), counted in the waiter table so

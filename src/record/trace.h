@@ -10,7 +10,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
-#include "arch/clock.h"
+#include "arch/primitives.h"
 #include "record/counts.h"
 
 #pragma GCC visibility push(hidden)

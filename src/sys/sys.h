@@ -10,7 +10,9 @@ namespace uarch::sys {
 enum : long { nr_read = 0, nr_pread64 = 17, nr_close = 3, nr_futex = 202, nr_openat = 257, nr_sched_yield = 24,
 	      nr_clock_gettime = 228, nr_sched_getaffinity = 204, nr_mprotect = 10, nr_getpid = 39,
 	      nr_geteuid = 107, nr_write = 1, nr_mmap = 9, nr_getrusage = 98, nr_gettid = 186,
-	      nr_exit_group = 231 };
+	      nr_exit_group = 231, nr_fstat = 5 };
+constexpr long o_nofollow = 0400000;
+constexpr uint32_t stat_off_mode = 24, stat_off_uid = 28, stat_off_size = 48;   // struct stat
 
 static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
 {
@@ -28,7 +30,9 @@ static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0,
 enum : long { nr_read = 63, nr_pread64 = 67, nr_close = 57, nr_futex = 98, nr_openat = 56, nr_sched_yield = 124,
 	      nr_clock_gettime = 113, nr_sched_getaffinity = 123, nr_mprotect = 226, nr_getpid = 172,
 	      nr_geteuid = 175, nr_write = 64, nr_mmap = 222, nr_getrusage = 165, nr_gettid = 178,
-	      nr_exit_group = 94 };
+	      nr_exit_group = 94, nr_fstat = 80 };
+constexpr long o_nofollow = 0100000;
+constexpr uint32_t stat_off_mode = 16, stat_off_uid = 24, stat_off_size = 48;   // asm-generic struct stat
 
 static inline long call6(long n, long a = 0, long b = 0, long c = 0, long d = 0, long e = 0, long f = 0)
 {

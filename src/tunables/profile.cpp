@@ -15,13 +15,7 @@ const char *profile_status_text(ProfileStatus s) { return status_texts[uint32_t(
 
 namespace {
 
-#if defined(__x86_64__)
-constexpr long nr_fstat = 5, o_nofollow = 0400000;
-constexpr uint32_t off_mode = 24, off_uid = 28, off_size = 48;   // struct stat, x86-64
-#elif defined(__aarch64__)
-constexpr long nr_fstat = 80, o_nofollow = 0100000;
-constexpr uint32_t off_mode = 16, off_uid = 24, off_size = 48;   // asm-generic struct stat
-#endif
+using sys::nr_fstat, sys::o_nofollow, sys::stat_off_mode, sys::stat_off_uid, sys::stat_off_size;
 constexpr long o_nonblock = 04000;   // a FIFO put there must not hang the loader
 constexpr long eloop = 40, enoent = 2, enotdir = 20;
 constexpr uint32_t s_ifmt = 0170000, s_ifreg = 0100000;
@@ -142,12 +136,12 @@ uint32_t read_profile(const char *path, bool secure, const char *exe, char *buf,
 	uint32_t n = 0;
 	if (sys::call6(nr_fstat, fd, long(statbuf)) != 0) {
 		*st = ProfileStatus::unreadable;
-	} else if ((load32(sb, off_mode) & s_ifmt) != s_ifreg) {
+	} else if ((load32(sb, stat_off_mode) & s_ifmt) != s_ifreg) {
 		*st = ProfileStatus::not_regular;
-	} else if (!profile_trusted(load32(sb, off_uid), load32(sb, off_mode), secure,
+	} else if (!profile_trusted(load32(sb, stat_off_uid), load32(sb, stat_off_mode), secure,
 				    uint32_t(sys::call6(sys::nr_geteuid)))) {
 		*st = ProfileStatus::untrusted;
-	} else if (load32(sb, off_size) > profile_max_bytes || load32(sb, off_size + 4) != 0) {
+	} else if (load32(sb, stat_off_size) > profile_max_bytes || load32(sb, stat_off_size + 4) != 0) {
 		*st = ProfileStatus::too_large;
 	} else {
 		*st = ProfileStatus::applied;

@@ -68,4 +68,13 @@ int stage_wfet(const uint32_t *addr, uint32_t expected, uint64_t deadline)
 	}
 }
 
+int stage_of_arch(Stage s, const uint32_t *addr, uint32_t expected, uint64_t deadline, bool)
+{
+	switch (s) {
+	case Stage::wfe: return stage_wfe(addr, expected, deadline);
+	case Stage::wfet: return stage_wfet(addr, expected, deadline);
+	default: return stage_spin(addr, expected, deadline);
+	}
+}
+
 } // namespace uarch::idle

@@ -152,4 +152,14 @@ int stage_mwaitx(const uint32_t *addr, uint32_t expected, uint64_t deadline, boo
 	}
 }
 
+int stage_of_arch(Stage s, const uint32_t *addr, uint32_t expected, uint64_t deadline, bool c01)
+{
+	switch (s) {
+	case Stage::umwait: return stage_umwait(addr, expected, deadline, c01);
+	case Stage::tpause: return stage_tpause(addr, expected, deadline, c01);
+	case Stage::mwaitx: return stage_mwaitx(addr, expected, deadline, c01);
+	default: return stage_spin(addr, expected, deadline);
+	}
+}
+
 } // namespace uarch::idle
