@@ -305,16 +305,9 @@ void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 	// arm64 kernels run 4, 16 or 64 KiB pages.
 	s.page_size = aux.pagesz && !(aux.pagesz & (aux.pagesz - 1)) ? aux.pagesz : 4096;
 
-#if defined(__x86_64__)
 	// The caches wait for the constructor (complete_plan_at_load), never
-	// for a copy. After start-up the loader's copy of the leaves it asked serves
-	// (leaf 0 from its record of it, where that is found: no CPUID at
-	// all); a resolver may run before the loader filled it.
-	probe_host_binding(&s.cpu, after_startup);
-	(void)hwcap, (void)hwcap2;   // arm64's
-#else
-	probe_host(&s.cpu, hwcap, hwcap2);
-#endif
+	// for a copy.
+	probe_host_for_binding(&s.cpu, hwcap, hwcap2, after_startup);
 	s.cpu.cpus_allowed = cpus_allowed();
 
 	long envlen = -1;
@@ -359,46 +352,9 @@ void compose_idle_name(const IdlePolicy &p, char *out)
 	out[k] = 0;
 }
 
-#if defined(__x86_64__)
-// The C library's cache sizes: glibc (2.33 on) measures them once at
-// start-up, and sysconf reads them from that record (no CPUID). Weak, and
-// called through an opaque pointer as getauxval is; 0 where there is none.
-extern "C" long sysconf(int) __attribute__((weak));
-static long libc_cache(int name)
-{
-	long (*f)(int) = sysconf;
-	__asm__("" : "+r"(f));
-	long v = f ? f(name) : 0;
-	return v > 0 && v < (1l << 32) ? v : 0;
-}
-
-// _SC_LEVEL1_DCACHE_SIZE, _LINESIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE
-// (glibc's numbers, as <unistd.h> gives them).
-constexpr int sc_l1d = 188, sc_l1d_line = 190, sc_l2 = 191, sc_l3 = 194;
-
-// The caches of cpu: the C library's where it knows them all, else CPUID.
-static void complete_caches(Cpu *cpu)
-{
-	Cache c{};
-	c.l1d = uint32_t(libc_cache(sc_l1d));
-	c.line = uint32_t(libc_cache(sc_l1d_line));
-	c.l2 = uint32_t(libc_cache(sc_l2));
-	c.l3 = uint32_t(libc_cache(sc_l3));
-	if (c.l1d && c.l2 && c.line) {
-		cpu->cache = c;
-		// FSRS, FZLRM, FSRC (leaf 7.1): the loader's copy of it.
-		Cpu probed = *cpu;
-		probe_host_caches(&probed, true, false);
-		cpu->features = probed.features;
-	} else {
-		probe_host_caches(cpu, true, true);
-	}
-}
-#endif
 
 void complete_plan_at_load()
 {
-#if defined(__x86_64__)
 	const State *published = state_published();
 	if (!published)
 		return;
@@ -408,14 +364,14 @@ void complete_plan_at_load()
 	if (s->cpu.cache.l1d || s->cpu.cache.l2)
 		return;   // done (a second constructor: the preload library's twin)
 	Cpu cpu = s->cpu;
-	complete_caches(&cpu);
+	if (!probe_host_rest_at_load(&cpu))
+		return;
 	Plan plan;
 	select_plan(cpu, s->tunables, &plan);
 	set_arch_params(plan);
 	s->cpu.cache = cpu.cache;
 	s->cpu.features = cpu.features;
 	s->plan.mem = plan.mem;
-#endif
 }
 
 const char *library_binding() { return UARCH_IFUNC ? "ifunc" : "pointer"; }

@@ -72,6 +72,13 @@ void probe_host(Cpu *out, uint64_t hwcap, uint64_t hwcap2)
 	__asm__ volatile("mrs %0, ctr_el0" : "=r"(ctr));
 	probe_arm(out, hwcap, hwcap2, midr, ctr);
 }
+
+void probe_host_for_binding(Cpu *out, uint64_t hwcap, uint64_t hwcap2, bool)
+{
+	probe_host(out, hwcap, hwcap2);
+}
+
+bool probe_host_rest_at_load(Cpu *) { return false; }
 #endif
 
 } // namespace uarch

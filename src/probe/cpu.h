@@ -109,4 +109,14 @@ const char *vendor_name(Vendor v);
 // hwcap/hwcap2 from the caller (the resolver gets them from the loader).
 void probe_host(Cpu *out, uint64_t hwcap, uint64_t hwcap2);
 
+// What the binding at load probes: on x86-64 what binding needs (no cache
+// leaves; after_startup: the loader's copy of the leaves it asked), on
+// arm64 everything (hwcap/hwcap2 from the resolver).
+void probe_host_for_binding(Cpu *out, uint64_t hwcap, uint64_t hwcap2, bool after_startup);
+// After every relocation (a constructor): the caches and leaf 7.1 the
+// binding left out, from the C library's record of the caches (no CPUID)
+// where it has them all, else from CPUID. False where nothing was left
+// out (arm64: probe_host_for_binding read them).
+bool probe_host_rest_at_load(Cpu *inout);
+
 } // namespace uarch

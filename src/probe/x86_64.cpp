@@ -298,6 +298,53 @@ void probe_host_caches(Cpu *out, bool loader, bool caches)
 {
 	probe_x86_caches(out, loader ? cpuid_loader() : cpuid_hardware(), caches);
 }
+
+// After start-up the loader's copy of the leaves it asked serves (leaf 0
+// from its record of it, where that is found: no CPUID at all); a resolver
+// may run before the loader filled it.
+void probe_host_for_binding(Cpu *out, uint64_t, uint64_t, bool after_startup)
+{
+	probe_host_binding(out, after_startup);
+}
+
+namespace {
+
+// The C library's cache sizes: glibc (2.33 on) measures them once at
+// start-up, and sysconf reads them from that record (no CPUID). Weak, and
+// called through an opaque pointer as getauxval is; 0 where there is none.
+extern "C" long sysconf(int) __attribute__((weak));
+long libc_cache(int name)
+{
+	long (*f)(int) = sysconf;
+	__asm__("" : "+r"(f));
+	long v = f ? f(name) : 0;
+	return v > 0 && v < (1l << 32) ? v : 0;
+}
+
+// _SC_LEVEL1_DCACHE_SIZE, _LINESIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE
+// (glibc's numbers, as <unistd.h> gives them).
+constexpr int sc_l1d = 188, sc_l1d_line = 190, sc_l2 = 191, sc_l3 = 194;
+
+} // namespace
+
+bool probe_host_rest_at_load(Cpu *cpu)
+{
+	Cache c{};
+	c.l1d = uint32_t(libc_cache(sc_l1d));
+	c.line = uint32_t(libc_cache(sc_l1d_line));
+	c.l2 = uint32_t(libc_cache(sc_l2));
+	c.l3 = uint32_t(libc_cache(sc_l3));
+	if (c.l1d && c.l2 && c.line) {
+		cpu->cache = c;
+		// FSRS, FZLRM, FSRC (leaf 7.1): the loader's copy of it.
+		Cpu probed = *cpu;
+		probe_host_caches(&probed, true, false);
+		cpu->features = probed.features;
+	} else {
+		probe_host_caches(cpu, true, true);
+	}
+	return true;
+}
 #endif
 
 } // namespace uarch
