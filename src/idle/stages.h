@@ -35,6 +35,10 @@ int64_t mono_now_ns() UARCH_IDLE_HIDDEN;
 // Idle-clock ticks now.
 static inline uint64_t clock_now() { return arch::ticks(); }
 
+// How far the clock jumps when it moves, in ns (one tick on hardware;
+// under qemu-user, 62-63 ticks at once).
+uint64_t clock_step_ns() UARCH_IDLE_HIDDEN;
+
 // Conversions at the clock's frequency (found or calibrated on first use):
 // ticks_from_ns rounds up and saturates at UINT64_MAX; ns_from_ticks rounds
 // down. The frequency may be off by a fraction of a per cent (calibrated),
