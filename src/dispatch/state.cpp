@@ -327,8 +327,11 @@ void build(Scratch &into, uint64_t hwcap, uint64_t hwcap2, bool after_startup)
 		input = g_env;
 	}
 	// The system profile goes first: each environment entry overrides it.
-	// Its sections name executables by AT_EXECFN's file name.
-	const char *exe = exe_name(reinterpret_cast<const char *>(aux.execfn));
+	// Its sections name executables by AT_EXECFN's file name: the path the
+	// caller of execve chose, so a set-id program (AT_SECURE) takes the
+	// entries for every process alone (a link named after another program
+	// would pick that program's section for it).
+	const char *exe = s.secure ? nullptr : exe_name(reinterpret_cast<const char *>(aux.execfn));
 	prepend_profile(profile_path, s.secure, exe, &into.profile, &input, &len, &s.profile);
 	parse_tunables(input, len, &s.tunables);
 	select_plan(s.cpu, s.tunables, &s.plan);

@@ -10,7 +10,8 @@
 // section's entry overrides a global one). A section line that is not
 // "[NAME]" (NAME: 1-63 characters, none of them blank, '/', ':', '=',
 // '[', ']' or '#') goes to the parser as it is, which refuses and reports
-// it, and the entries under it apply to no process.
+// it, and the entries under it apply to no process. A set-id process
+// (AT_SECURE) takes no section: the name is the invoker's choice.
 //
 // Rules: the last path component must not be a symlink (O_NOFOLLOW) and the
 // file must be a regular file of at most max_bytes, writable by its owner

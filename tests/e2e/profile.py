@@ -137,6 +137,10 @@ def main():
         write(profile, f"memcpy={want}\nmemset={want}\n", 0o644, 0)
         expect("AT_SECURE, root 0644", sec, want, want, secure="1")
         expect("AT_SECURE, root 0644, UARCH_TUNABLES ignored", sec, want, want, f"memcpy={other}", secure="1")
+        # Sections: never under AT_SECURE (the invoker chose the name).
+        write(profile, "".join(f"[{os.path.basename(sec[k])}]\nmemcpy={want}\n" for k in ("static", "static_wrap", "helper")),
+              0o644, 0)
+        expect("AT_SECURE, a section named for the program", sec, *dflt, secure="1")
         write(profile, f"memcpy={want}\n", 0o664, 0)
         expect("AT_SECURE, group-writable", sec, *dflt, secure="1")
         write(profile, f"memcpy={want}\n", 0o646, 0)

@@ -355,7 +355,9 @@ Report live_report(const std::string &profile_file, const char *tunables, const 
 	const char *input = env;
 	size_t len = env ? std::strlen(env) : 0;
 	static ProfileBuffers profile_buffers;
-	const char *exe = !as.empty() ? as.c_str() : exe_name(reinterpret_cast<const char *>(getauxval(AT_EXECFN)));
+	const char *exe = !as.empty() ? as.c_str()
+			  : r.secure ? nullptr   // as the library: sections never apply under AT_SECURE
+				     : exe_name(reinterpret_cast<const char *>(getauxval(AT_EXECFN)));
 	prepend_profile(r.profile_file.c_str(), r.secure, exe, &profile_buffers, &input, &len, &r.profile);
 	parse_tunables(input, len, &r.tun);
 	select_plan(r.cpu, r.tun, &r.plan);
