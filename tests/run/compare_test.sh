@@ -6,9 +6,9 @@
 # --predict, bad arguments. The figures are the program's, not asserted
 # speed: only that a 2x difference is resolved and a 0.5% one is not
 # called large.
-# usage: compare_test.sh UARCH_RUN COLD_COPIES
+# usage: compare_test.sh UARCH_RUN COLD_COPIES bench|no-bench (whether uarch-bench is built)
 set -u
-run=$(readlink -f "$1") copies=$(readlink -f "$2")
+run=$(readlink -f "$1") copies=$(readlink -f "$2") bench=$3
 fail=0
 . "$(dirname "$0")/../one_line_error.sh"
 check() {   # check DESCRIPTION CONDITION...
@@ -78,7 +78,13 @@ else
 	check "--install wrote [cold-copies] $chosen" test "$(cat "$tmp/profile")" = "$want"
 fi
 
-# --predict: the replay's ratio first, then the measurement.
-out=$("$run" --compare --predict --pairs 5 -- "$copies" hot 256 2>&1); rc=$?
-check "--predict prints the predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
+# --predict: the replay's ratio first, then the measurement; where this
+# build has no uarch-bench, one line saying so and exit 2.
+if [ "$bench" = bench ]; then
+	out=$("$run" --compare --predict --pairs 5 -- "$copies" hot 256 2>&1); rc=$?
+	check "--predict prints the predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
+else
+	echo "skip --predict prints the predicted ratio: no uarch-bench in this build (-Dbenchmarks=disabled)"
+	expect_error "--predict without uarch-bench" "$run" --compare --predict --pairs 5 -- "$copies" hot 256
+fi
 exit $fail
