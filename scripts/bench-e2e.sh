@@ -14,8 +14,8 @@
 # the pair); prints per program the median ratio "time without / time with"
 # (> 1: faster with uarch) with a bootstrap 95% interval, and the ratio
 # uarch-bench mem --trace predicts where this build has --trace; writes
-# e2e.csv (the C library's version in every row), e2e-pairs.csv and e2e.png
-# to BUILD_DIR/e2e (--out). Installs the Debian packages it needs when root
+# e2e.csv (the C library's version in every row), e2e-pairs.csv, e2e.png and
+# the replayed traces (traces/NAME.utrace) to BUILD_DIR/e2e (--out). Installs the Debian packages it needs when root
 # (--no-install: skips those programs).
 # --debian N: inside a Debian N root (scripts/debian-root.sh, kept in
 # /var/cache/uarch/roots/bench-debianN with the programs installed), against

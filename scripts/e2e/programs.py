@@ -232,7 +232,7 @@ class Zstd(Client):
         t, _ = measure.run_child(self.cmd(), self.ctx.env(side), self.ctx.work)
         return t
 
-    def trace(self, prefix):
+    def trace(self, prefix, runs=1):
         measure.run_child(prefix + self.cmd(), self.ctx.env("plain"), self.ctx.work)
 
 

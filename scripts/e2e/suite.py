@@ -250,7 +250,7 @@ def measure_one(w, args, predictor, rng, pair_rows):
     row["with"] = statistics.median(uarch)
     if predictor:
         try:
-            row["predicted_ratio"], row["share"] = predictor.predict(w)
+            row["predicted_ratio"], row["share"] = predictor.predict(w, row["with"])
         except (OSError, RuntimeError, subprocess.SubprocessError) as e:
             print(f"bench-e2e: {w.name}: no prediction: {e}", file=sys.stderr)
     print(f"bench-e2e: {w.name}: {len(ratios)} pairs in {time.monotonic() - t0:.0f} s", file=sys.stderr)
@@ -297,7 +297,8 @@ def main(argv):
     predictor = None
     if not args.no_trace:
         predictor = Predictor(os.path.join(build, "tools", "prof", "uarch-prof"),
-                              os.path.join(build, "tools", "bench", "uarch-bench"), args.quick)
+                              os.path.join(build, "tools", "bench", "uarch-bench"), args.quick,
+                              keep=os.path.join(out, "traces"))
         predictor = predictor if predictor.ok else None
     cpu = cpu_name(build)
     kind = programs.measure.Group(f"uarch-e2e-{os.getpid()}-probe")

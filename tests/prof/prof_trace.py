@@ -4,7 +4,8 @@
 - the trace holds exactly the calls made (names, sizes, order, count,
   addresses), keep first and keep last, one section per process image
   (fork, exec, threads as the profile counts them);
-- the replay runs that sequence (--trace-dump), one buffer into one arena
+- the replay runs that sequence (--trace-dump), less a base run's calls
+  (--trace-base), one buffer into one arena
   slot, fresh mappings into addresses never used before (the slot
   statistics, not timing), and its table has a row;
 - memcmp, bcmp, strlen and strcmp are counted with their calls and bytes;
@@ -135,6 +136,22 @@ with tempfile.TemporaryDirectory() as d:
         check("replay fresh: calls", len(calls), 300)
         if "dst 300," not in stats or not stats.endswith("calls into fresh dst addresses 300"):
             failures.append(f"replay fresh: fresh regions do not replay into fresh addresses: {stats}")
+        # --trace-base: the calls a run without the measured work made come
+        # off (the records up to its count), and its calls off the count.
+        _, t = record(d, "more", [tpat, "more"])
+        for base in ("--trace-base", os.path.join(d, "seq.utrace")), ("--trace-base=" + os.path.join(d, "seq.utrace"),):
+            r = run([bench, "mem", "--trace", t, *base, "--trace-dump"])
+            check(f"replay more {base[0][:12]}: status", r.returncode, 0)
+            check(f"replay more {base[0][:12]}: calls", [tuple(l.split()[:2]) for l in r.stdout.splitlines()
+                                                         if not l.startswith("#")], [("memcpy", "4096")] * 100)
+        r = run([bench, "mem", "--trace", t, "--trace-base", os.path.join(d, "seq.utrace"),
+                 "--benchmark_repetitions=2"])
+        check("replay more with its base: status", r.returncode, 0)
+        if not re.search(r"^more\.utrace +100 ", r.stdout, re.M) or "the 100 calls they made" not in r.stdout:
+            failures.append(f"replay more with its base: not the 100 calls: {r.stdout}")
+        r = run([bench, "mem", "--trace", os.path.join(d, "seq.utrace"), "--trace-base", t])
+        check("replay with a larger base: status", r.returncode, 2)
+        check("replay with a larger base: one line", len(r.stderr.splitlines()), 1)
         r = run([bench, "mem", "--trace", os.path.join(d, "seq.utrace"), "--benchmark_repetitions=2"])
         check("replay seq: status", r.returncode, 0)
         if not re.search(r"^seq\.utrace +1110 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+ +[0-9.-]+ +[0-9.]+$", r.stdout, re.M):
@@ -147,7 +164,9 @@ with tempfile.TemporaryDirectory() as d:
             r = run([bench, "mem", "--trace", bad])
             check(f"replay of a {name} file: status", r.returncode, 2)
             check(f"replay of a {name} file: one line", len(r.stderr.splitlines()), 1)
-        for args in (["--trace-dump"], ["--trace", os.path.join(d, "seq.utrace"), "--benchmark_filter=x"]):
+        for args in (["--trace-dump"], ["--trace", os.path.join(d, "seq.utrace"), "--benchmark_filter=x"],
+                     ["--trace", os.path.join(d, "seq.utrace"), "--trace-base"],
+                     ["--trace", os.path.join(d, "seq.utrace"), "--trace-base", os.path.join(d, "none.utrace")]):
             r = run([bench, "mem"] + args)
             check(f"uarch-bench mem {args}: status", r.returncode, 2)
             check(f"uarch-bench mem {args}: one line", len(r.stderr.splitlines()), 1)

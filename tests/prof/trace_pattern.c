@@ -8,6 +8,8 @@
  *                         within it (forward overlap)
  *   trace_pattern fresh   300 memcpy of 4096 bytes, each into a region
  *                         mapped for it (never unmapped, never seen before)
+ *   trace_pattern more    seq, then 100 memcpy of 4096 bytes and 30 ms
+ *                         of CPU time (seq is its --trace-base)
  *   trace_pattern cmp     memcmp, bcmp, strlen and strcmp, known calls
  *                         and bytes */
 #define _GNU_SOURCE
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <time.h>
 
 static void *(*volatile cpy)(void *, const void *, size_t) = memcpy;
 static void *(*volatile mov)(void *, const void *, size_t) = memmove;
@@ -30,13 +33,19 @@ int main(int argc, char **argv)
 {
 	/* The mode by its first letter: no call of strcmp but the counted ones. */
 	char mode = argc > 1 ? argv[1][0] : 0;
-	if (mode == 's') {
+	if (mode == 's' || mode == 'm') {
 		for (int i = 0; i < 1000; i++)
 			cpy(dst, src, (size_t)(i % 50 + 1));
 		for (int i = 0; i < 100; i++)
 			set(dst, i, (size_t)(i % 10 * 8 + 1));
 		for (int i = 0; i < 10; i++)
 			mov(dst, dst + 16, 100);
+		if (mode == 'm') {
+			for (int i = 0; i < 100; i++)
+				cpy(dst, src, 4096);
+			while (clock() < CLOCKS_PER_SEC / 1000 * 30)
+				;
+		}
 		return 0;
 	}
 	if (mode == 'f') {

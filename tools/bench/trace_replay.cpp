@@ -42,6 +42,8 @@
 // that is the time with uarch; the time without adds the calls it made
 // (recorded or dropped) times the difference per call:
 //   end-to-end ratio = (with + calls x (glibc - uarch)) / with.
+// With --trace-base, calls and CPU time are the traced run's less the
+// base's (take_off).
 #include "trace_replay.h"
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -172,6 +174,45 @@ Model build(const std::vector<TraceSection> &secs)
 	return m;
 }
 
+// --trace-base: what the same run did without the measured work (a server
+// started and loaded, no client) comes off the traced run's calls and CPU
+// time, so that the prediction is for the measured work alone. Where the
+// trace kept its last calls (--trace-keep last), the replayed ones are that
+// work's.
+//
+// Its calls come off the replay too: the processes of each trace in the
+// order they started, the base's k-th before the run's k-th, whose records
+// up to the base's count of calls go (a process the base lacks, such as a
+// client's backend, keeps them all).
+void trim(std::vector<TraceSection> *secs, std::vector<TraceSection> less)
+{
+	auto by_start = [](const TraceSection &a, const TraceSection &b) { return a.header.start_ns < b.header.start_ns; };
+	std::stable_sort(secs->begin(), secs->end(), by_start);
+	std::stable_sort(less.begin(), less.end(), by_start);
+	for (size_t k = 0; k < secs->size() && k < less.size(); k++) {
+		std::vector<TraceRecord> &r = (*secs)[k].rec;
+		uint64_t done = less[k].header.calls;
+		r.erase(r.begin(), std::find_if(r.begin(), r.end(), [&](const TraceRecord &x) { return x.seq > done; }));
+	}
+}
+
+bool take_off(Model *m, const std::vector<TraceSection> &less)
+{
+	double cpu = 0, over = 0;
+	uint64_t calls = 0;
+	for (const TraceSection &s : less) {
+		calls += s.header.calls;
+		cpu += double(s.header.cpu_ns);
+		over += overhead_ns(s.header) * double(s.header.calls);
+	}
+	if (calls >= m->traced_calls || cpu - over >= m->cpu_ns - m->overhead_ns)
+		return false;
+	m->traced_calls -= calls;
+	m->cpu_ns -= cpu;
+	m->overhead_ns -= over;
+	return true;
+}
+
 struct Side {
 	CopyFn cpy, mov;
 	SetFn set;
@@ -215,16 +256,31 @@ int bad(const std::string &msg)
 int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, const report::Options &o, int rounds,
 		    bool dump)
 {
-	if (rest.size() > 1)
-		return bad(std::string("--trace: unknown argument '") + rest[1] +
-			   "' (it takes --trace-dump, --benchmark_repetitions=N and the common flags)");
+	std::string base;   // --trace-base FILE
+	for (size_t i = 1; i < rest.size(); i++) {
+		std::string a = rest[i];
+		if (a == "--trace-base" && i + 1 < rest.size())
+			base = rest[++i];
+		else if (a.rfind("--trace-base=", 0) == 0 && a.size() > 13)
+			base = a.substr(13);
+		else
+			return bad("--trace: unknown argument '" + a +
+				   "' (it takes --trace-base FILE, --trace-dump, --benchmark_repetitions=N and the common flags)");
+	}
 	if (!o.plot.empty())
 		return bad("--plot: the trace replay draws no plot");
-	std::vector<TraceSection> secs;
+	std::vector<TraceSection> secs, less;
 	std::string why;
 	if (!load_trace(file, &secs, &why))
 		return bad(file + ": " + why);
+	if (!base.empty() && !load_trace(base, &less, &why))
+		return bad(base + ": " + why);
+	if (!base.empty())
+		trim(&secs, less);
 	Model m = build(secs);
+	if (!base.empty() && !take_off(&m, less))
+		return bad("--trace-base " + base + ": it made as many calls or used as much CPU time as " + file +
+			   " (the base is the same run without the measured work)");
 	std::string stats = std::to_string(m.calls.size()) + " calls, " + std::to_string(secs.size()) +
 			    " process(es); arena: " + std::to_string(m.slots) + " slots (dst " + std::to_string(m.dst_slots) +
 			    ", src " + std::to_string(m.src_slots) + "), " + std::to_string(m.arena_bytes >> 10) +

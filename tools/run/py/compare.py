@@ -104,6 +104,7 @@ class UserServer(workload.Server):
     """PROGRAM ARGS as a server, started afresh for each run in a cgroup of
     its own; measured: its CPU time while the client runs."""
     name = "server"
+    trace_runs = 0         # each measured run is a fresh server's first
 
     def __init__(self, ctx, argv, client, ready_cmd, port):
         super().__init__(ctx)
@@ -141,10 +142,11 @@ class UserServer(workload.Server):
         finally:
             self.halt(inst)
 
-    def trace(self, prefix):
-        inst = self.start("plain", prefix=prefix)
+    def trace(self, prefix, runs=1):
+        inst = self.start("plain", prefix=prefix, tag=f"trace-{runs}")
         try:
-            self.client(inst)
+            for _ in range(runs):
+                self.client(inst)
         finally:
             self.halt(inst)
 

@@ -88,7 +88,8 @@ class Client(Workload):
         t, _ = measure.run_child(self.cmd(), self.ctx.env(side), self.cwd or self.dir, stdin=self.stdin())
         return t
 
-    def trace(self, prefix):
+    def trace(self, prefix, runs=1):
+        """One run under prefix (a recorder)."""
         self.before_run()
         measure.run_child(prefix + self.cmd(), self.ctx.env("plain"), self.cwd or self.dir, stdin=self.stdin())
 
@@ -111,6 +112,7 @@ class Server(Workload):
     capture = False        # units() reads the client's stdout
     user = None            # the server runs as this user when the suite is root
     stop_signal = signal.SIGTERM
+    trace_runs = 1         # client runs before the one a prediction is for (the suite's warm-up)
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -148,8 +150,8 @@ class Server(Workload):
             self.inst[side] = self.start(side)
             self.init_instance(self.inst[side])
 
-    def start(self, side, prefix=()):
-        inst = Instance(side, os.path.join(self.dir, side if not prefix else "trace"))
+    def start(self, side, prefix=(), tag="trace"):
+        inst = Instance(side, os.path.join(self.dir, side if not prefix else tag))
         inst.wrapped = bool(prefix)
         self.make_dir(inst.dir)
         self.prepare(inst)
@@ -247,10 +249,13 @@ class Server(Workload):
         inst.group.settle(n)
         return (inst.group.cpu_seconds() - t0) / self.units(out)
 
-    def trace(self, prefix):
-        inst = self.start("plain", prefix=prefix)
+    def trace(self, prefix, runs=1):
+        """The server under prefix (a recorder), started, loaded, its client
+        run runs times, stopped."""
+        inst = self.start("plain", prefix=prefix, tag=f"trace-{runs}")
         try:
             self.init_instance(inst)
-            self.client(inst)
+            for _ in range(runs):
+                self.client(inst)
         finally:
             self.halt(inst)
