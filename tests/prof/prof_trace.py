@@ -5,7 +5,8 @@
   addresses), keep first and keep last, one section per process image
   (fork, exec, threads as the profile counts them);
 - the replay runs that sequence (--trace-dump), less a base run's calls
-  (--trace-base), one buffer into one arena
+  (--trace-base), or one op's calls of some sizes (--trace-only), one
+  buffer into one arena
   slot, fresh mappings into addresses never used before (the slot
   statistics, not timing), and its table has a row;
 - memcmp, bcmp, strlen and strcmp are counted with their calls and bytes;
@@ -149,6 +150,20 @@ with tempfile.TemporaryDirectory() as d:
         check("replay more with its base: status", r.returncode, 0)
         if not re.search(r"^more\.utrace +100 ", r.stdout, re.M) or "the 100 calls they made" not in r.stdout:
             failures.append(f"replay more with its base: not the 100 calls: {r.stdout}")
+        # --trace-only: one op, one range of sizes, and the calls made scaled to them.
+        seq = os.path.join(d, "seq.utrace")
+        for only, want in (("memset:9-9", [("memset", "9")] * 10), ("memmove", [("memmove", "100")] * 10),
+                           ("memcpy:49-1000", [("memcpy", str(49 + i % 2)) for i in range(40)])):
+            r = run([bench, "mem", "--trace", seq, "--trace-only", only, "--trace-dump"])
+            check(f"replay --trace-only {only}", [tuple(l.split()[:2]) for l in r.stdout.splitlines()
+                                                   if not l.startswith("#")], want)
+        r = run([bench, "mem", "--trace", seq, "--trace-only=memset:9-9", "--benchmark_repetitions=2"])
+        if not re.search(r"^seq\.utrace +10 ", r.stdout, re.M) or "the 10 calls they made" not in r.stdout:
+            failures.append(f"replay --trace-only memset:9-9: not the 10 calls: {r.stdout}")
+        for only in ("memfoo", "memset:5", "memset:9-1", "memset:1-2x", "memset:200-300"):
+            r = run([bench, "mem", "--trace", seq, "--trace-only", only])
+            check(f"replay --trace-only {only}: status", r.returncode, 2)
+            check(f"replay --trace-only {only}: one line", len(r.stderr.splitlines()), 1)
         r = run([bench, "mem", "--trace", os.path.join(d, "seq.utrace"), "--trace-base", t])
         check("replay with a larger base: status", r.returncode, 2)
         check("replay with a larger base: one line", len(r.stderr.splitlines()), 1)

@@ -23,8 +23,8 @@ static int usage()
 		"          --profile FILE...: replay uarch-prof profiles, glibc against uarch and each variant;\n"
 		"          --trace FILE: replay a uarch-prof --trace in its order, glibc against uarch,\n"
 		"          with the predicted end-to-end ratio; --trace-base FILE: less the calls and CPU time\n"
-		"          of a trace of the same run without the measured work; --trace-dump: print the\n"
-		"          replayed calls)\n"
+		"          of a trace of the same run without the measured work; --trace-only OP[:LO-HI]:\n"
+		"          those calls alone; --trace-dump: print the replayed calls)\n"
 		"  sync   barriers and prefetch against their usual forms\n"
 		"  idle   wait/wake latency against a plain futex\n");
 	return 0;

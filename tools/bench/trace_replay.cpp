@@ -89,6 +89,7 @@ struct Model {
 	size_t slots = 0, dst_slots = 0, src_slots = 0, wraps = 0;
 	size_t fresh_dst = 0;       // calls whose dst pages no call had touched before in the replay
 	uint64_t traced_calls = 0;  // calls the processes made, recorded or not
+	uint64_t records = 0, taken = 0;   // records read, and replayed (--trace-only)
 	double cpu_ns = 0, overhead_ns = 0;
 };
 
@@ -115,7 +116,35 @@ std::vector<Region> regions_of(const TraceSection &s)
 	return out;
 }
 
-Model build(const std::vector<TraceSection> &secs)
+// --trace-only: the calls of one op, of sizes lo..hi, replayed alone, and
+// the prediction for them alone (the calls made scaled by the share of the
+// records they are).
+struct Only {
+	int op = -1;           // -1: every call
+	uint64_t lo = 0, hi = UINT64_MAX;
+	bool takes(const TraceRecord &c) const
+	{
+		return op < 0 || (entry_op(c.entry) == uint32_t(op) && c.size >= lo && c.size <= hi);
+	}
+};
+
+bool parse_only(const std::string &v, Only *o)
+{
+	std::string op = v.substr(0, v.find(':'));
+	for (uint32_t k = 0; k < p_op_count; k++)
+		if (op == op_name(k))
+			o->op = int(k);
+	if (o->op < 0)
+		return false;
+	if (op.size() == v.size())
+		return true;
+	unsigned long long lo, hi;
+	int used = 0;
+	return sscanf(v.c_str() + op.size(), ":%llu-%llu%n", &lo, &hi, &used) == 2 &&
+	       size_t(used) == v.size() - op.size() && lo <= hi && (o->lo = lo, o->hi = hi, true);
+}
+
+Model build(const std::vector<TraceSection> &secs, const Only &only)
 {
 	Model m;
 	uint64_t cursor = 0;
@@ -147,7 +176,11 @@ Model build(const std::vector<TraceSection> &secs)
 			(dst ? as_dst : as_src)[k] = true;
 			return uint64_t(r.slot) + (a - r.lo) % kFold;
 		};
+		size_t taken = 0;
 		for (const TraceRecord &c : s.rec) {
+			if (!only.takes(c))
+				continue;
+			taken++;
 			Call x{};
 			x.op = uint8_t(entry_op(c.entry));
 			x.size = uint32_t(std::min(c.size, kCap));
@@ -168,6 +201,8 @@ Model build(const std::vector<TraceSection> &secs)
 					used[p] = true;
 			m.calls.push_back(x);
 		}
+		m.records += s.rec.size();
+		m.taken += taken;
 		m.dst_slots += size_t(std::count(as_dst.begin(), as_dst.end(), true));
 		m.src_slots += size_t(std::count(as_src.begin(), as_src.end(), true));
 	}
@@ -257,15 +292,21 @@ int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, co
 		    bool dump)
 {
 	std::string base;   // --trace-base FILE
+	Only only;          // --trace-only OP[:LO-HI]
 	for (size_t i = 1; i < rest.size(); i++) {
 		std::string a = rest[i];
 		if (a == "--trace-base" && i + 1 < rest.size())
 			base = rest[++i];
 		else if (a.rfind("--trace-base=", 0) == 0 && a.size() > 13)
 			base = a.substr(13);
-		else
+		else if ((a == "--trace-only" && i + 1 < rest.size()) || a.rfind("--trace-only=", 0) == 0) {
+			std::string v = a == "--trace-only" ? rest[++i] : a.substr(13);
+			if (!parse_only(v, &only))
+				return bad("--trace-only '" + v + "': want OP or OP:LO-HI (memcpy, memmove or memset; sizes in bytes)");
+		} else
 			return bad("--trace: unknown argument '" + a +
-				   "' (it takes --trace-base FILE, --trace-dump, --benchmark_repetitions=N and the common flags)");
+				   "' (it takes --trace-base FILE, --trace-only OP[:LO-HI], --trace-dump, "
+				   "--benchmark_repetitions=N and the common flags)");
 	}
 	if (!o.plot.empty())
 		return bad("--plot: the trace replay draws no plot");
@@ -277,10 +318,12 @@ int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, co
 		return bad(base + ": " + why);
 	if (!base.empty())
 		trim(&secs, less);
-	Model m = build(secs);
+	Model m = build(secs, only);
 	if (!base.empty() && !take_off(&m, less))
 		return bad("--trace-base " + base + ": it made as many calls or used as much CPU time as " + file +
 			   " (the base is the same run without the measured work)");
+	if (m.records)   // --trace-only: the calls made, scaled to the share replayed
+		m.traced_calls = uint64_t(double(m.traced_calls) * double(m.taken) / double(m.records));
 	std::string stats = std::to_string(m.calls.size()) + " calls, " + std::to_string(secs.size()) +
 			    " process(es); arena: " + std::to_string(m.slots) + " slots (dst " + std::to_string(m.dst_slots) +
 			    ", src " + std::to_string(m.src_slots) + "), " + std::to_string(m.arena_bytes >> 10) +
@@ -293,7 +336,7 @@ int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, co
 		return 0;
 	}
 	if (m.calls.empty())
-		return bad(file + ": no calls recorded");
+		return bad(file + (only.op < 0 ? ": no calls recorded" : ": no calls of that op and size recorded"));
 	if (!report::check_outputs("uarch-bench mem", o))
 		return 2;
 	size_t arena_len = size_t(m.arena_bytes + kPage);
