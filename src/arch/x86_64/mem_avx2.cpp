@@ -46,19 +46,7 @@ struct Avx2 {
 } // namespace
 } // namespace uarch
 
-using namespace uarch;
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx2(void *d, const void *s, size_t n)
-{
-	return ladder_move<Avx2>(static_cast<char *>(d), static_cast<const char *>(s), n);
-}
-// memcpy tolerates overlap: the same entry.
-void *uarch_x86_64_memcpy_avx2(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_avx2")));
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx2(void *d, int c, size_t n)
-{
-	return ladder_set<Avx2>(static_cast<char *>(d), c, n);
-}
+UARCH_X86_LADDER_ENTRIES(avx2, Avx2)
 
 #if defined(__clang__)
 #pragma clang attribute pop

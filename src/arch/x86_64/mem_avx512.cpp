@@ -111,19 +111,7 @@ struct Avx512 {
 } // namespace
 } // namespace uarch
 
-using namespace uarch;
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memmove_avx512(void *d, const void *s, size_t n)
-{
-	return ladder_move<Avx512>(static_cast<char *>(d), static_cast<const char *>(s), n);
-}
-// memcpy tolerates overlap: the same entry.
-void *uarch_x86_64_memcpy_avx512(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_avx512")));
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memset_avx512(void *d, int c, size_t n)
-{
-	return ladder_set<Avx512>(static_cast<char *>(d), c, n);
-}
+UARCH_X86_LADDER_ENTRIES(avx512, Avx512)
 
 #if defined(__clang__)
 #pragma clang attribute pop

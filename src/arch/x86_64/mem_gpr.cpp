@@ -31,16 +31,4 @@ struct Gpr {
 } // namespace
 } // namespace uarch
 
-using namespace uarch;
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memmove_gpr(void *d, const void *s, size_t n)
-{
-	return ladder_move<Gpr>(static_cast<char *>(d), static_cast<const char *>(s), n);
-}
-// memcpy tolerates overlap: the same entry.
-void *uarch_x86_64_memcpy_gpr(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_gpr")));
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memset_gpr(void *d, int c, size_t n)
-{
-	return ladder_set<Gpr>(static_cast<char *>(d), c, n);
-}
+UARCH_X86_LADDER_ENTRIES(gpr, Gpr)

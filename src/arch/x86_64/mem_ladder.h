@@ -255,3 +255,19 @@ UARCH_INLINE void *ladder_set(char *d, int c, size_t n)
 
 } // namespace
 } // namespace uarch
+
+// A ladder variant's entries, for policy T under the names of isa
+// (mem.h): memmove, memcpy (the same code: the ladder tolerates overlap,
+// so an alias, not a second copy) and memset. Used at file scope, after
+// T's namespace is closed.
+#define UARCH_X86_LADDER_ENTRIES(isa, T)                                                                      \
+	UARCH_MEM_ENTRY void *uarch_x86_64_memmove_##isa(void *d, const void *s, size_t n)                      \
+	{                                                                                                      \
+		return uarch::ladder_move<uarch::T>(static_cast<char *>(d), static_cast<const char *>(s), n);   \
+	}                                                                                                      \
+	void *uarch_x86_64_memcpy_##isa(void *, const void *, size_t)                                          \
+		__attribute__((alias("uarch_x86_64_memmove_" #isa)));                                           \
+	UARCH_MEM_ENTRY void *uarch_x86_64_memset_##isa(void *d, int c, size_t n)                               \
+	{                                                                                                      \
+		return uarch::ladder_set<uarch::T>(static_cast<char *>(d), c, n);                               \
+	}

@@ -32,16 +32,4 @@ struct Sse2 {
 } // namespace
 } // namespace uarch
 
-using namespace uarch;
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memmove_sse2(void *d, const void *s, size_t n)
-{
-	return ladder_move<Sse2>(static_cast<char *>(d), static_cast<const char *>(s), n);
-}
-// memcpy tolerates overlap: the same entry.
-void *uarch_x86_64_memcpy_sse2(void *, const void *, size_t) __attribute__((alias("uarch_x86_64_memmove_sse2")));
-
-UARCH_MEM_ENTRY void *uarch_x86_64_memset_sse2(void *d, int c, size_t n)
-{
-	return ladder_set<Sse2>(static_cast<char *>(d), c, n);
-}
+UARCH_X86_LADDER_ENTRIES(sse2, Sse2)
