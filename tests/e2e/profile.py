@@ -15,21 +15,13 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-failures = []
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    failures.append(msg)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checklib import base_env, fail, failures  # noqa: E402  (tests/checklib.py)
 
 
 def env_with(tunables=None):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("UARCH_TUNABLES", "LD_PRELOAD", "LD_BIND_NOW", "LD_LIBRARY_PATH")}
-    if tunables is not None:
-        env["UARCH_TUNABLES"] = tunables
-    return env
+    """checklib.base_env, LD_DEBUG kept (as this check always has)."""
+    return base_env(keep=("LD_DEBUG",), UARCH_TUNABLES=tunables)
 
 
 def bindings(cmd, tunables=None):

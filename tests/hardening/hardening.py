@@ -3,19 +3,17 @@
 hostile environment. One Meson test per check (see meson.build):
 `hardening.py CHECK --key=path ...`. Exit 0 passed, 1 failed, 77 skipped.
 """
-import argparse
 import json
 import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checklib  # noqa: E402  (tests/checklib.py: fail, skip, run, the driver)
 import exe_wrapper  # noqa: E402  (tests/exe_wrapper.py: qemu in cross builds)
-
-SKIP = 77
+from checklib import args, base_env, fail, skip  # noqa: E402
 from ops_table import OPS  # noqa: E402  (src/table/ops.def, read)
 
 # What qemu-x86_64 reports for each model (vendor, family, model) and the
@@ -42,30 +40,17 @@ MEM_QUICK = "*ZeroSize*:*CopyMediumSampled*:*GuardPages*:*OverlapLarge*:*Set*:*N
 # qemu-user cannot replace: its oracle test compares against the host.
 CORE_UNDER_QEMU = "-Oracle.AgreesWithCpuFeatures"
 
-args = None
-failures = []
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    failures.append(msg)
-
-
-def skip(msg):
-    print("SKIP: " + msg)
-    sys.exit(SKIP)
-
 
 def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("UARCH_TUNABLES", "LD_PRELOAD", "LD_BIND_NOW", "LD_DEBUG")}
+    """checklib.base_env, LD_LIBRARY_PATH kept (as these checks always have),
+    and extra's items as given."""
+    env = base_env(keep=("LD_LIBRARY_PATH",))
     env.update(extra or {})
     return env
 
 
 def run(cmd, env=None, timeout=600):
-    cmd, env = exe_wrapper.wrap(cmd, env if env is not None else clean_env())
-    return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return checklib.run(cmd, env if env is not None else clean_env(), timeout)
 
 
 def text(b):
@@ -335,18 +320,8 @@ CHECKS = {"qemu": check_qemu, "valgrind": check_valgrind, "tunables-hostile": ch
 
 
 def main():
-    global args
-    p = argparse.ArgumentParser()
-    p.add_argument("check", choices=sorted(CHECKS))
-    for k in ("cpu", "policy", "policy-static", "preload-lib", "info", "shared", "static", "preload-prog",
-              "core-tests", "mem-tests", "suppressions"):
-        p.add_argument("--" + k)
-    args = p.parse_args()
-    CHECKS[args.check]()
-    if failures:
-        print(f"{args.check}: {len(failures)} failure(s)")
-        sys.exit(1)
-    print(f"{args.check}: passed")
+    checklib.main(CHECKS, ("cpu", "policy", "policy-static", "preload-lib", "info", "shared", "static",
+                           "preload-prog", "core-tests", "mem-tests", "suppressions"))
 
 
 if __name__ == "__main__":
