@@ -286,65 +286,72 @@ int bad(const std::string &msg)
 	return 2;
 }
 
-} // namespace
-
-int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, const report::Options &o, int rounds,
-		    bool dump)
-{
+// --trace's own arguments (rest: argv[0] first); false with a message
+// printed.
+struct TraceArgs {
 	std::string base;   // --trace-base FILE
 	Only only;          // --trace-only OP[:LO-HI]
+};
+
+bool parse_args(const std::vector<char *> &rest, TraceArgs *t)
+{
 	for (size_t i = 1; i < rest.size(); i++) {
 		std::string a = rest[i];
 		if (a == "--trace-base" && i + 1 < rest.size())
-			base = rest[++i];
+			t->base = rest[++i];
 		else if (a.rfind("--trace-base=", 0) == 0 && a.size() > 13)
-			base = a.substr(13);
+			t->base = a.substr(13);
 		else if ((a == "--trace-only" && i + 1 < rest.size()) || a.rfind("--trace-only=", 0) == 0) {
 			std::string v = a == "--trace-only" ? rest[++i] : a.substr(13);
-			if (!parse_only(v, &only))
-				return bad("--trace-only '" + v + "': want OP or OP:LO-HI (memcpy, memmove or memset; sizes in bytes)");
+			if (!parse_only(v, &t->only))
+				return bad("--trace-only '" + v +
+					   "': want OP or OP:LO-HI (memcpy, memmove or memset; sizes in bytes)"), false;
 		} else
 			return bad("--trace: unknown argument '" + a +
 				   "' (it takes --trace-base FILE, --trace-only OP[:LO-HI], --trace-dump, "
-				   "--benchmark_repetitions=N and the common flags)");
+				   "--benchmark_repetitions=N and the common flags)"), false;
 	}
-	if (!o.plot.empty())
-		return bad("--plot: the trace replay draws no plot");
+	return true;
+}
+
+// The replay of file, less the base's calls and time where given; false
+// with a message printed.
+bool load_model(const std::string &file, const TraceArgs &t, Model *m, size_t *processes)
+{
 	std::vector<TraceSection> secs, less;
 	std::string why;
 	if (!load_trace(file, &secs, &why))
-		return bad(file + ": " + why);
-	if (!base.empty() && !load_trace(base, &less, &why))
-		return bad(base + ": " + why);
-	if (!base.empty())
+		return bad(file + ": " + why), false;
+	if (!t.base.empty() && !load_trace(t.base, &less, &why))
+		return bad(t.base + ": " + why), false;
+	if (!t.base.empty())
 		trim(&secs, less);
-	Model m = build(secs, only);
-	if (!base.empty() && !take_off(&m, less))
-		return bad("--trace-base " + base + ": it made as many calls or used as much CPU time as " + file +
-			   " (the base is the same run without the measured work)");
-	if (m.records)   // --trace-only: the calls made, scaled to the share replayed
-		m.traced_calls = uint64_t(double(m.traced_calls) * double(m.taken) / double(m.records));
-	std::string stats = std::to_string(m.calls.size()) + " calls, " + std::to_string(secs.size()) +
-			    " process(es); arena: " + std::to_string(m.slots) + " slots (dst " + std::to_string(m.dst_slots) +
-			    ", src " + std::to_string(m.src_slots) + "), " + std::to_string(m.arena_bytes >> 10) +
-			    " KiB, wraps " + std::to_string(m.wraps) + "; calls into fresh dst addresses " +
-			    std::to_string(m.fresh_dst);
-	if (dump) {
-		printf("# replay of %s: %s\n# op size dst_offset src_offset\n", file.c_str(), stats.c_str());
-		for (const Call &c : m.calls)
-			printf("%s %u %" PRIu64 " %" PRIu64 "\n", op_name(c.op), c.size, c.doff, c.soff);
-		return 0;
-	}
-	if (m.calls.empty())
-		return bad(file + (only.op < 0 ? ": no calls recorded" : ": no calls of that op and size recorded"));
-	if (!report::check_outputs("uarch-bench mem", o))
-		return 2;
+	*m = build(secs, t.only);
+	*processes = secs.size();
+	if (!t.base.empty() && !take_off(m, less))
+		return bad("--trace-base " + t.base + ": it made as many calls or used as much CPU time as " + file +
+			   " (the base is the same run without the measured work)"), false;
+	if (m->records)   // --trace-only: the calls made, scaled to the share replayed
+		m->traced_calls = uint64_t(double(m->traced_calls) * double(m->taken) / double(m->records));
+	return true;
+}
+
+// ns a call of each side, the median of the passes; the ratio the median
+// of the repetitions' glibc / uarch.
+struct Timing {
+	double libc_ns, uarch_ns, ratio;
+	size_t reps;
+};
+
+// Times the replay, the sides interleaved; false with a message printed.
+bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *out)
+{
 	size_t arena_len = size_t(m.arena_bytes + kPage);
 	size_t sweep_len = uarch::tools::cold_pool_bytes();
 	void *am = mmap(nullptr, arena_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	void *sm = mmap(nullptr, sweep_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (am == MAP_FAILED || sm == MAP_FAILED)
-		return bad(std::string("--trace: cannot map the arena: ") + strerror(errno));
+		return bad(std::string("--trace: cannot map the arena: ") + strerror(errno)), false;
 	char *arena = static_cast<char *>(am), *sw = static_cast<char *>(sm);
 	memset(arena, 1, arena_len);
 	memset(sw, 1, sweep_len);
@@ -372,15 +379,24 @@ int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, co
 		t[1].push_back(x[1]);
 		q.push_back(x[0] / x[1]);
 	}
-	double libc_ns = uarch::tools::median(t[0]), uarch_ns = uarch::tools::median(t[1]);
-	double ratio = uarch::tools::median(q);
-	double with = m.cpu_ns - m.overhead_ns, saving = double(m.traced_calls) * (libc_ns - uarch_ns);
+	*out = {uarch::tools::median(t[0]), uarch::tools::median(t[1]), uarch::tools::median(q), reps};
+	munmap(am, arena_len);
+	munmap(sm, sweep_len);
+	return true;
+}
+
+// The table: the replay's row with the prediction; 0, or 1 where an
+// output could not be written.
+int report_replay(const std::string &file, const Model &m, const std::string &stats, const Timing &tm,
+		  const report::Options &o)
+{
+	double with = m.cpu_ns - m.overhead_ns, saving = double(m.traced_calls) * (tm.libc_ns - tm.uarch_ns);
 	std::string name = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
 	report::Table tab{"trace",
 			  "uarch-bench mem --trace on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 				  "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
 				  " memset=" + uarch_impl("memset") + "\nthe recorded calls in order, ns a call: median of " +
-				  std::to_string(reps) + " passes a side; ratio = C library time / uarch time (> 1: uarch faster)",
+				  std::to_string(tm.reps) + " passes a side; ratio = C library time / uarch time (> 1: uarch faster)",
 			  {"case", "calls", "libc_ns", "uarch_ns", "ratio", "program_ms", "saving_ms", "end_to_end"},
 			  {},
 			  {"replayed: " + stats,
@@ -388,11 +404,46 @@ int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, co
 				   std::to_string(m.traced_calls) + " calls they made x (libc_ns - uarch_ns)",
 			   "end_to_end: predicted (program time without uarch) / (time with), from the saving alone; "
 			   "gaps between calls not replayed; the C library's internal copies are not in the trace"}};
-	tab.rows.push_back({name, {double(m.calls.size()), 0}, {libc_ns, 3}, {uarch_ns, 3}, {ratio, 3},
+	tab.rows.push_back({name, {double(m.calls.size()), 0}, {tm.libc_ns, 3}, {tm.uarch_ns, 3}, {tm.ratio, 3},
 			    {with / 1e6, 3}, {saving / 1e6, 3}, {with > 0 ? (with + saving) / with : 0.0, 4}});
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}},
 			       {tab});
 	return ok ? 0 : 1;
+}
+
+} // namespace
+
+int bench_mem_trace(const std::string &file, const std::vector<char *> &rest, const report::Options &o, int rounds,
+		    bool dump)
+{
+	TraceArgs t;
+	if (!parse_args(rest, &t))
+		return 2;
+	if (!o.plot.empty())
+		return bad("--plot: the trace replay draws no plot");
+	Model m;
+	size_t processes = 0;
+	if (!load_model(file, t, &m, &processes))
+		return 2;
+	std::string stats = std::to_string(m.calls.size()) + " calls, " + std::to_string(processes) +
+			    " process(es); arena: " + std::to_string(m.slots) + " slots (dst " + std::to_string(m.dst_slots) +
+			    ", src " + std::to_string(m.src_slots) + "), " + std::to_string(m.arena_bytes >> 10) +
+			    " KiB, wraps " + std::to_string(m.wraps) + "; calls into fresh dst addresses " +
+			    std::to_string(m.fresh_dst);
+	if (dump) {
+		printf("# replay of %s: %s\n# op size dst_offset src_offset\n", file.c_str(), stats.c_str());
+		for (const Call &c : m.calls)
+			printf("%s %u %" PRIu64 " %" PRIu64 "\n", op_name(c.op), c.size, c.doff, c.soff);
+		return 0;
+	}
+	if (m.calls.empty())
+		return bad(file + (t.only.op < 0 ? ": no calls recorded" : ": no calls of that op and size recorded"));
+	if (!report::check_outputs("uarch-bench mem", o))
+		return 2;
+	Timing tm;
+	if (!time_sides(m, o, rounds, &tm))
+		return 2;
+	return report_replay(file, m, stats, tm, o);
 }
