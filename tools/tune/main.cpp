@@ -518,12 +518,10 @@ void usage()
 		    UARCH_PROFILE_PATH);
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// The command line into cfg, checked as far as it can be before anything
+// is measured; false where --help was asked for (the usage printed).
+bool parse_args(int argc, char **argv, Config &cfg)
 {
-	uarch::tools::check_stdout_at_exit("uarch-tune");
-	Config cfg;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		auto value = [&](const char *name) -> std::string {
@@ -551,7 +549,7 @@ int main(int argc, char **argv)
 			cfg.noise_limit = p / 100;
 		} else if (a == "--help" || a == "-h") {
 			usage();
-			return 0;
+			return false;
 		} else
 			die("unknown argument '" + a + "' (see --help)");
 	}
@@ -563,69 +561,82 @@ int main(int argc, char **argv)
 		die("--output wants a file name, got '" + cfg.output + "'");
 	if (!cfg.output.empty())
 		check_output(cfg.output, cfg.install);
-	if (cfg.section)
-		return write_section(cfg);
-	if (!cfg.entries.empty())
-		die("--entries goes with --section NAME");
-	// Before measuring: a plot that cannot be drawn is said now, not
-	// after the run.
-	std::string why;
-	if (!cfg.plot.empty() && !tools::can_plot(cfg.plot, &why))
-		die(why);
+	return true;
+}
+
+// What the measurements run against: this CPU and what the policy binds
+// on it with no tunables set (the profile adjusts that binding).
+struct Host {
+	Cpu cpu;
+	Plan plan;
+	Impl bound_copy, bound_set;
+	bool erms;
+	std::string title;   // the CPU, for the header, the profile's comment and the plot
+};
+
+// The plan: the CPU probed, the policy's binding, the sample sizes;
+// printed as the header, so that the evidence says what it was taken on.
+Host plan_run(Config &cfg)
+{
 	if (cfg.quick) {
 		cfg.samples = 3;
 		cfg.sample_bytes = 512u << 10;
 	}
-
-	Cpu cpu;
-	probe_host(&cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
-	cpu.cpus_allowed = 0;
+	Host h;
+	probe_host(&h.cpu, getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+	h.cpu.cpus_allowed = 0;
 	Tunables none;
 	parse_tunables(nullptr, 0, &none);
-	Plan plan;
-	select_plan(cpu, none, &plan);
-	Impl bound_copy = plan.impl[op_memcpy], bound_set = plan.impl[op_memset];
-	bool erms = cpu.has(f_erms);
-	std::string title = cpu_name() + " (family 0x" + [&] {
+	select_plan(h.cpu, none, &h.plan);
+	h.bound_copy = h.plan.impl[op_memcpy], h.bound_set = h.plan.impl[op_memset];
+	h.erms = h.cpu.has(f_erms);
+	h.title = cpu_name() + " (family 0x" + [&] {
 		char b[32];
-		std::snprintf(b, sizeof b, "%x model 0x%x", cpu.family, cpu.model);
+		std::snprintf(b, sizeof b, "%x model 0x%x", h.cpu.family, h.cpu.model);
 		return std::string(b);
 	}() + ")";
 	std::printf("uarch-tune%s%s on %s; the policy binds memcpy=%s memset=%s\n", cfg.quick ? " --quick" : "",
 		    cfg.cold ? " --cold" : "",
-		    title.c_str(), impl_name(bound_copy), impl_name(bound_set));
+		    h.title.c_str(), impl_name(h.bound_copy), impl_name(h.bound_set));
 	std::printf("times: ns per call, medians of %d blocks x %d samples (thread CPU time); ratio = loop/rep, above 1: rep wins\n",
 		    cfg.blocks, cfg.samples);
+	return h;
+}
 
-	Evidence ev;
-	Buffers buf(nt_sizes(cfg.quick).back());
-	ColdSlots cold;
-	if (cfg.cold) {
-		long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-		cold.len = tools::cold_pool_bytes();
-		void *m = mmap(nullptr, cold.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			die("cannot map " + std::to_string(cold.len >> 20) + " MiB for --cold");
-		cold.pool = static_cast<char *>(m);
-		std::memset(cold.pool, 1, cold.len);
-		g_cold = &cold;
-		// Copies at the memory's pace vary more from call to call: more
-		// of them a sample (Zen 5 guest, --quick: the median spread went
-		// from 8.6-11% at 512 KiB a sample to below 5% at 8 MiB).
-		cfg.sample_bytes = std::max<size_t>(cfg.sample_bytes, 8u << 20);
-		std::printf("--cold: each call's destination out of the cache (a %zu MiB pool, in random order; L3 %s)\n",
-			    cold.len >> 20, l3 > 0 ? tools::size_text(uint64_t(l3)).c_str() : "not reported");
-	}
+// --cold: the pool the rep windows' destinations rotate through, mapped
+// and touched before the timing, and g_cold pointed at it.
+void start_cold(Config &cfg, ColdSlots &cold)
+{
+	long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+	cold.len = tools::cold_pool_bytes();
+	void *m = mmap(nullptr, cold.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		die("cannot map " + std::to_string(cold.len >> 20) + " MiB for --cold");
+	cold.pool = static_cast<char *>(m);
+	std::memset(cold.pool, 1, cold.len);
+	g_cold = &cold;
+	// Copies at the memory's pace vary more from call to call: more
+	// of them a sample (Zen 5 guest, --quick: the median spread went
+	// from 8.6-11% at 512 KiB a sample to below 5% at 8 MiB).
+	cfg.sample_bytes = std::max<size_t>(cfg.sample_bytes, 8u << 20);
+	std::printf("--cold: each call's destination out of the cache (a %zu MiB pool, in random order; L3 %s)\n",
+		    cold.len >> 20, l3 > 0 ? tools::size_text(uint64_t(l3)).c_str() : "not reported");
+}
+
+// The rep windows, each variant's rows printed as they come; the bound
+// variants' rows are the evidence.
+void run_rep(const Config &cfg, const Host &h, Buffers &buf, Evidence &ev)
+{
 	// The full run shows every variant the CPU runs; the decision uses the
 	// variant the policy binds (the profile's thresholds are shared).
 	const Impl variants[] = {Impl::gpr, Impl::baseline, Impl::avx2, Impl::avx512};
 	for (Impl v : variants) {
-		bool is_copy = v == bound_copy, is_set = v == bound_set;
-		if (!impl_runs_on(op_memcpy, v, cpu)) {
+		bool is_copy = v == h.bound_copy, is_set = v == h.bound_set;
+		if (!impl_runs_on(op_memcpy, v, h.cpu)) {
 			std::printf("%-8s skipped: this CPU cannot run it\n", impl_name(v));
 			continue;
 		}
-		if (!erms) {
+		if (!h.erms) {
 			std::printf("%-8s no ERMS: rep movsb/stosb are never used\n", impl_name(v));
 			break;
 		}
@@ -642,13 +653,16 @@ int main(int argc, char **argv)
 		if (is_set) ev.stosb = set;
 	}
 	std::printf("(memmove is the memcpy entry in every x86-64 variant: the memcpy rows are its forward path)\n");
-	g_cold = nullptr;   // the non-temporal sizes fill the caches themselves
+}
 
+// The non-temporal sizes on the bound variants, then their table.
+void run_nt(const Config &cfg, const Host &h, Buffers &buf, Evidence &ev)
+{
 	// The threshold is decided on copies (what glibc's rule is about);
 	// fills stream past it only where that beats rep stosb too.
-	ev.nt = measure_nt(cfg, false, impl_fn(op_memcpy, bound_copy), buf, erms);
+	ev.nt = measure_nt(cfg, false, impl_fn(op_memcpy, h.bound_copy), buf, h.erms);
 	g_fill_byte = 0x5a;   // decides nt_fill_threshold; zero fills follow the copies'
-	ev.nt_set = measure_nt(cfg, true, impl_fn(op_memset, bound_set), buf, erms);
+	ev.nt_set = measure_nt(cfg, true, impl_fn(op_memset, h.bound_set), buf, h.erms);
 	g_fill_byte = -1;
 	std::printf("non-temporal against cached stores (memset: byte 0x5a, its own threshold; zero fills follow memcpy's)\n");
 	std::printf("%-7s %-8s %10s  %10s %-5s %10s %6s\n", "nt", "variant", "size", "cached ns", "by", "nt ns", "ratio");
@@ -656,24 +670,50 @@ int main(int argc, char **argv)
 		bool set = rows == &ev.nt_set;
 		for (const NtRow &r : *rows)
 			std::printf("%-7s %-8s %10" PRIu64 "  %10.0f %-5s %10.0f %6.2f\n", set ? "memset" : "memcpy",
-				    impl_name(set ? bound_set : bound_copy), r.size, r.temporal.ns,
+				    impl_name(set ? h.bound_set : h.bound_copy), r.size, r.temporal.ns,
 				    r.rep_base ? "rep" : "loop", r.nt.ns, r.temporal.ns / r.nt.ns);
 	}
+}
 
-	ev.stride = measure_stride(cfg, reinterpret_cast<RangeFn>(impl_fn(op_prefetch_range, plan.impl[op_prefetch_range])));
-	std::printf("prefetch_range (%s), random 256-byte records: ns per record\n", impl_name(plan.impl[op_prefetch_range]));
+// The prefetch stride and the futex wake-up, each printed as measured.
+void run_stride_futex(const Config &cfg, const Host &h, Evidence &ev)
+{
+	const Impl range = h.plan.impl[op_prefetch_range];
+	ev.stride = measure_stride(cfg, reinterpret_cast<RangeFn>(impl_fn(op_prefetch_range, range)));
+	std::printf("prefetch_range (%s), random 256-byte records: ns per record\n", impl_name(range));
 	for (const StrideRow &r : ev.stride)
 		std::printf("  stride %-4s %8.1f\n", r.stride ? std::to_string(r.stride).c_str() : "none", r.t.ns);
 	ev.stride.erase(ev.stride.begin());   // "none" is shown, not a candidate
 
 	ev.futex_wake = measure_futex(cfg);
 	ev.want_spin = true;
-	for (int i = 0; i < plan.idle.nstages; i++)
-		if (plan.idle.stages[i] != Stage::spin && plan.idle.stages[i] != Stage::futex)
+	for (int i = 0; i < h.plan.idle.nstages; i++)
+		if (h.plan.idle.stages[i] != Stage::spin && h.plan.idle.stages[i] != Stage::futex)
 			ev.want_spin = false;   // a monitor stage follows the spin: the spin stays short
 	std::printf("futex wake-up to the sleeper running: %.1f us%s\n", ev.futex_wake.ns / 1000,
 		    ev.want_spin ? "" : " (a monitor stage follows the spin: spin budget not set)");
+}
 
+// The run: every measurement in order, its evidence printed as it comes
+// and returned for the decision.
+Evidence run(Config &cfg, const Host &h)
+{
+	Evidence ev;
+	Buffers buf(nt_sizes(cfg.quick).back());
+	ColdSlots cold;
+	if (cfg.cold)
+		start_cold(cfg, cold);
+	run_rep(cfg, h, buf, ev);
+	g_cold = nullptr;   // the non-temporal sizes fill the caches themselves
+	run_nt(cfg, h, buf, ev);
+	run_stride_futex(cfg, h, ev);
+	return ev;
+}
+
+// The rules the decision follows: the noise limit asked for, and the
+// policy's own thresholds as the bounds a profile moves within.
+Rules rules_for(const Config &cfg, const Plan &plan)
+{
 	Rules rules;
 	rules.noise_limit = cfg.noise_limit;
 	// The built-in threshold (decide.h): a profile may start streaming
@@ -685,7 +725,13 @@ int main(int argc, char **argv)
 	};
 	rules.movsb_policy = policy(plan.mem.movsb_min, plan.mem.movsb_max);
 	rules.stosb_policy = policy(plan.mem.stosb_min, plan.mem.stosb_max);
-	Profile p = decide(ev, rules);
+	return rules;
+}
+
+// Why the decision is what it is where the evidence alone does not say:
+// the floors and built-in windows it kept, and the noise it saw.
+void explain(const Config &cfg, const Rules &rules, const Profile &p)
+{
 	std::printf("non-temporal: never below the built-in %" PRIu64 " KiB (a reused buffer may fit the cache there)\n",
 		    rules.nt_floor >> 10);
 	for (auto [name, kept, w] : {std::tuple{"rep movsb", p.movsb_kept, p.movsb}, std::tuple{"rep stosb", p.stosb_kept, p.stosb}})
@@ -700,27 +746,42 @@ int main(int argc, char **argv)
 				    name, tools::size_text(end).c_str(), tools::size_text(w.max).c_str());
 	std::printf("noise: median spread of repeated medians %.1f%%, largest %.1f%% (limit %.1f%%)\n", p.noise * 100,
 		    p.noise_max * 100, cfg.noise_limit * 100);
-	if (!p.too_noisy) {
-		std::string prof = profile_string(p);
-		std::printf("profile:\nUARCH_TUNABLES=%s\n", prof.c_str());
-		if (!cfg.output.empty()) {
-			char when[64];
-			time_t now = time(nullptr);
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-			char noise[96];
-			std::snprintf(noise, sizeof noise, "noise %.1f%% (median spread of repeated medians)", p.noise * 100);
-			std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") +
-					   std::string(cfg.cold ? " --cold" : "") + " on " + title + ", " +
-					   when + ", " + noise + "\n" + prof + "\n";
-			write_atomically(cfg.output, tune::with_global(current_text(cfg.output), text), cfg.install);
-			std::printf("written to %s\n", cfg.output.c_str());
-		}
-	}
+}
+
+// A decided profile printed, and written to --output / --install with a
+// comment line saying how and when it was measured.
+void write_profile(const Config &cfg, const Host &h, const Profile &p)
+{
+	std::string prof = profile_string(p);
+	std::printf("profile:\nUARCH_TUNABLES=%s\n", prof.c_str());
+	if (cfg.output.empty())
+		return;
+	char when[64];
+	time_t now = time(nullptr);
+	strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+	char noise[96];
+	std::snprintf(noise, sizeof noise, "noise %.1f%% (median spread of repeated medians)", p.noise * 100);
+	std::string text = "# uarch-tune" + std::string(cfg.quick ? " --quick" : "") +
+			   std::string(cfg.cold ? " --cold" : "") + " on " + h.title + ", " +
+			   when + ", " + noise + "\n" + prof + "\n";
+	write_atomically(cfg.output, tune::with_global(current_text(cfg.output), text), cfg.install);
+	std::printf("written to %s\n", cfg.output.c_str());
+}
+
+// The decision on the evidence, explained, written and plotted; the exit
+// status: 2 where it was too noisy to decide.
+int report(const Config &cfg, const Host &h, const Evidence &ev)
+{
+	Rules rules = rules_for(cfg, h.plan);
+	Profile p = decide(ev, rules);
+	explain(cfg, rules, p);
+	if (!p.too_noisy)
+		write_profile(cfg, h, p);
 	// Last, so that nothing decided is lost if gnuplot fails; drawn when
 	// too noisy to decide as well: the evidence is still worth a look.
 	if (!cfg.plot.empty()) {
 		std::fflush(stdout);
-		plot(cfg.plot, ev.movsb, ev.stosb, title);
+		plot(cfg.plot, ev.movsb, ev.stosb, h.title);
 	}
 	if (p.too_noisy) {
 		std::fflush(stdout);
@@ -729,4 +790,26 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	uarch::tools::check_stdout_at_exit("uarch-tune");
+	Config cfg;
+	if (!parse_args(argc, argv, cfg))
+		return 0;
+	if (cfg.section)
+		return write_section(cfg);
+	if (!cfg.entries.empty())
+		die("--entries goes with --section NAME");
+	// Before measuring: a plot that cannot be drawn is said now, not
+	// after the run.
+	std::string why;
+	if (!cfg.plot.empty() && !tools::can_plot(cfg.plot, &why))
+		die(why);
+	const Host host = plan_run(cfg);
+	const Evidence ev = run(cfg, host);
+	return report(cfg, host, ev);
 }
