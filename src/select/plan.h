@@ -61,6 +61,13 @@ enum RefuseReason : uint8_t {
 };
 const char *refuse_reason_text(uint8_t r);
 
+// The plan in two steps: plan_defaults, a function of the CPU and the rule
+// tables alone, then apply_tunables, which changes the plan entry by entry
+// or marks an entry refused (the ERMS rule and closed windows last,
+// whatever an entry said). select_plan takes away the features the
+// tunables mask before both.
+void plan_defaults(const Cpu &cpu, Plan *out);
+void apply_tunables(const Tunables &t, const Cpu &cpu, Plan *p);
 void select_plan(const Cpu &cpu, const Tunables &t, Plan *out);
 
 } // namespace uarch

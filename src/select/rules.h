@@ -151,8 +151,25 @@ constexpr uint32_t x86_rule_count = sizeof x86_rules / sizeof x86_rules[0];
 // The row select_plan takes for this CPU and memcpy variant.
 uint32_t x86_rule_index(const Cpu &c, Impl mem);
 
+// arm64: the memcpy variant a core takes in place of the baseline copy (or
+// MOPS, where the CPU has it); a core without a row keeps that.
+struct ArmRule {
+	Core core;
+	Impl memcpy;
+};
+
+constexpr ArmRule arm_rules[] = {
+	// AmpereOne (MIDR implementer 0xc0, parts 0xac3 and 0xac4): the copy
+	// that prefetches 2 KiB ahead of the source (prfm pldl2keep), from the
+	// kernel's AmpereOne copy, which measured large sequential copies
+	// 1.3-1.4x faster with it (the README's first table).
+	{Core::ampereone, Impl::ampereone},
+};
+
 // For tools and tests only (select_plan never reads it): each Evidence's
-// section, indexed by Evidence.
+// section, indexed by Evidence. Beside the rows, not in them: a pointer in
+// a row would need a relocation, and the resolvers read the rows before
+// the library is relocated.
 constexpr char evidence_anchor[uint32_t(Evidence::count)][64] = {
 	"docs/measurements/policy-evidence.md#defaults",
 	"docs/measurements/policy-evidence.md#amd",

@@ -173,7 +173,10 @@ static void x86_idle(const Cpu &c, IdlePolicy *p)
 static void arm_plan(const Cpu &c, Plan *p)
 {
 	Impl mem = c.has(f_mops) ? Impl::mops : Impl::baseline;
-	p->impl[op_memcpy] = c.core == Core::ampereone ? Impl::ampereone : mem;
+	p->impl[op_memcpy] = mem;
+	for (const ArmRule &r : arm_rules)
+		if (r.core == c.core)
+			p->impl[op_memcpy] = r.memcpy;
 	p->impl[op_memmove] = mem;
 	p->impl[op_memset] = mem;
 	p->impl[op_smp_mb] = Impl::dmb;
@@ -232,12 +235,9 @@ static void apply_idle_stages(const Tunables &t, const Entry &e, const Cpu &c, P
 	}
 }
 
-void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
+void plan_defaults(const Cpu &c, Plan *p)
 {
 	zero(p, sizeof *p);
-	Cpu c = cpu_in;
-	c.features &= ~t.mask();   // tunables may only take features away
-
 	p->idle.spin_ns = 20000;
 	p->idle.monitor_ns = 200000;
 	p->idle.umwait_c01 = 1;
@@ -271,7 +271,10 @@ void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
 		p->idle.nstages = 1;
 		p->idle.stages[0] = Stage::futex;
 	}
+}
 
+void apply_tunables(const Tunables &t, const Cpu &c, Plan *p)
+{
 	Cpu any = c;   // the same architecture with every feature
 	any.features = ~uint64_t(0);
 	for (uint32_t i = 0; i < t.nentries && i < Tunables::max_entries; i++) {
@@ -337,6 +340,14 @@ void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
 		p->mem.movsb_max = 0;
 	if (!p->mem.stosb_min)
 		p->mem.stosb_max = 0;
+}
+
+void select_plan(const Cpu &cpu_in, const Tunables &t, Plan *p)
+{
+	Cpu c = cpu_in;
+	c.features &= ~t.mask();   // tunables may only take features away
+	plan_defaults(c, p);
+	apply_tunables(t, c, p);
 }
 
 } // namespace uarch
