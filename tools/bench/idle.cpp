@@ -304,43 +304,48 @@ std::string wait_label(uint64_t ns)
 	return b;
 }
 
-} // namespace
-
-int bench_idle(int argc, char **argv)
-{
-	report::Options o = report::parse(argc, argv);
-	uint32_t samples = 0;
-	bool quick = o.quick;
+// What the command line asked for.
+struct IdleArgs {
+	report::Options o;
+	uint32_t samples = 0;   // 0: the default for the wait length
 	std::vector<uint64_t> waits = {1000, 20000, 50000, 200000, 5000000};
-	std::vector<std::string> only;
+	std::vector<std::string> only;   // mechanisms to run; empty: all
+};
+
+// Fills a from the command line; -1 to go on, else the exit status (bad
+// paths fail here, before minutes of measuring).
+int parse_idle(int argc, char **argv, IdleArgs &a)
+{
+	a.o = report::parse(argc, argv);
+	report::Options &o = a.o;
 	for (size_t i = 1; i < o.rest.size(); i++) {
-		std::string a = o.rest[i];
+		std::string arg = o.rest[i];
 		auto val = [&]() -> const char * {
 			if (i + 1 >= o.rest.size()) {
-				fprintf(stderr, "%s: %s needs a value\n", argv[0], a.c_str());
+				fprintf(stderr, "%s: %s needs a value\n", argv[0], arg.c_str());
 				exit(2);
 			}
 			return o.rest[++i];
 		};
-		if (a == "--samples") samples = uint32_t(strtoul(val(), nullptr, 10));
-		else if (a == "--mechs") only = split(val());
-		else if (a == "--waits") {
-			waits.clear();
+		if (arg == "--samples") a.samples = uint32_t(strtoul(val(), nullptr, 10));
+		else if (arg == "--mechs") a.only = split(val());
+		else if (arg == "--waits") {
+			a.waits.clear();
 			for (auto &s : split(val())) {
 				uint64_t ns;
 				if (!parse_wait(s, &ns)) {
 					fprintf(stderr, "%s: bad wait '%s' (e.g. 1us, 50us, 5ms)\n", argv[0], s.c_str());
 					return 2;
 				}
-				waits.push_back(ns);
+				a.waits.push_back(ns);
 			}
-		} else if (a == "-h" || a == "--help") {
+		} else if (arg == "-h" || arg == "--help") {
 			printf("usage: %s [--samples N] [--quick] [--waits 1us,50us,5ms] [--mechs a,b] [--csv FILE] [--json FILE]\n"
 			       "  --samples N  samples per table cell (default 10000; --quick: 2000, and 200 for waits >= 1 ms)\n",
 			       argv[0]);
 			return 0;
 		} else {
-			fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], a.c_str());
+			fprintf(stderr, "%s: unknown argument '%s'\n", argv[0], arg.c_str());
 			return 2;
 		}
 	}
@@ -350,28 +355,50 @@ int bench_idle(int argc, char **argv)
 	}
 	if (!report::check_outputs("uarch-bench idle", o))
 		return 2;
+	return -1;
+}
 
-	std::vector<int> cpus = allowed_cpus();
-	int cw = cpus.size() >= 2 ? cpus[0] : -1, ck = cpus.size() >= 2 ? cpus[1] : -1;
+// Where and how the latency table is measured.
+struct IdlePlan {
+	int cw, ck;   // waiter's and waker's CPU; -1: not pinned
 	uarch::idle::ClockSource src;
-	uint64_t hz = uarch::idle::clock_hz(&src);
+	std::string head;   // the latency table's title
+	std::vector<Mech> mechs;
+};
+
+// Picks the CPUs and the mechanisms, and words the latency table's title.
+IdlePlan plan_idle(const IdleArgs &a)
+{
+	IdlePlan p;
+	std::vector<int> cpus = allowed_cpus();
+	p.cw = cpus.size() >= 2 ? cpus[0] : -1;
+	p.ck = cpus.size() >= 2 ? cpus[1] : -1;
+	uint64_t hz = uarch::idle::clock_hz(&p.src);
 	const uarch::IdlePolicy &pol = uarch::state().plan.idle;
 	char head[512];
 	snprintf(head, sizeof head,
 		 "uarch-bench idle on %s: wake-up latency, waiter on CPU %d, waker on CPU %d\n"
 		 "policy: %s, spin %u ns, monitor %u ns, c0.1 %u; clock %.3f MHz (%s)%s\n"
 		 "latency in ns: the waker's stamp before its store -> the waiter's stamp after its wait",
-		 cpu_name().c_str(), cw, ck, uarch_impl("idle_wait"), pol.spin_ns, pol.monitor_ns, pol.umwait_c01,
-		 hz / 1e6, uarch::idle::clock_source_name(src),
-		 cw < 0 ? "\nnote: fewer than 2 CPUs allowed: threads are not pinned" : "");
-
-	std::vector<Mech> mechs;
+		 cpu_name().c_str(), p.cw, p.ck, uarch_impl("idle_wait"), pol.spin_ns, pol.monitor_ns, pol.umwait_c01,
+		 hz / 1e6, uarch::idle::clock_source_name(p.src),
+		 p.cw < 0 ? "\nnote: fewer than 2 CPUs allowed: threads are not pinned" : "");
+	p.head = head;
 	for (auto &m : all_mechs())
-		if (only.empty() || std::find(only.begin(), only.end(), m.name) != only.end())
-			mechs.push_back(m);
+		if (a.only.empty() || std::find(a.only.begin(), a.only.end(), m.name) != a.only.end())
+			p.mechs.push_back(m);
+	return p;
+}
 
+// One latency cell, as the targets compare it.
+struct Key { uint64_t wait; std::string mech; double p50, share; };
+
+// Measures every wait length with every mechanism: the latency table, and
+// in keys what the targets need of it.
+report::Table run_latency(const IdleArgs &a, const IdlePlan &p, std::vector<Key> &keys)
+{
 	static const double qs[] = {25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99};
-	report::Table lat{"latency", head, {"wait", "mechanism", "samples"}, {}, {}};
+	report::Table lat{"latency", p.head, {"wait", "mechanism", "samples"}, {}, {}};
 	for (double q : qs) {
 		char lab[32];
 		snprintf(lab, sizeof lab, "p%g", q);
@@ -379,15 +406,13 @@ int bench_idle(int argc, char **argv)
 	}
 	for (const char *c : {"min", "max", "waiter_cpu_pct"})
 		lat.cols.push_back(c);
-	struct Key { uint64_t wait; std::string mech; double p50, share; };
-	std::vector<Key> keys;
-	for (uint64_t wns : waits) {
-		uint32_t n = samples ? samples : quick ? (wns >= 1000000 ? 200 : 2000) : 10000;
-		for (auto &m : mechs) {
+	for (uint64_t wns : a.waits) {
+		uint32_t n = a.samples ? a.samples : a.o.quick ? (wns >= 1000000 ? 200 : 2000) : 10000;
+		for (auto &m : p.mechs) {
 			// A short warm-up (first-use costs: clock calibration, page
 			// faults, the futex hash) outside the samples.
-			run(m, wns, std::min<uint32_t>(n, wns >= 1000000 ? 5 : 200), cw, ck);
-			Result r = run(m, wns, n, cw, ck);
+			run(m, wns, std::min<uint32_t>(n, wns >= 1000000 ? 5 : 200), p.cw, p.ck);
+			Result r = run(m, wns, n, p.cw, p.ck);
 			std::vector<report::Cell> row = {wait_label(wns), m.name, {double(r.lat_ns.size()), 0}};
 			for (double q : qs)
 				row.push_back({pct(r.lat_ns, q), 0});
@@ -398,21 +423,30 @@ int bench_idle(int argc, char **argv)
 			keys.push_back({wns, m.name, pct(r.lat_ns, 50), r.cpu_share});
 		}
 	}
+	return lat;
+}
 
-	// A wake with no sleeper: the call a waker makes when nobody waits.
+// A wake with no sleeper: the call a waker makes when nobody waits. *c_api
+// gets the libuarch.so call's cost, which has a target.
+report::Table run_wake_no_sleeper(double *c_api)
+{
 	Word w;
-	double c_api = ns_per_call([&] { uarch_idle_wake(w.raw(), 1); });
+	*c_api = ns_per_call([&] { uarch_idle_wake(w.raw(), 1); });
 	double c_core = ns_per_call([&] { uarch::idle_wake(w.raw(), 1); });
 	double c_atomic = ns_per_call([&] { w.a.notify_one(); });
 	double c_futex = ns_per_call([&] { futex(w.raw(), FUTEX_WAKE_PRIVATE, 1); });
 	report::Table nos{"wake_no_sleeper", "wake with no sleeper (ns per call, median of 15 x 200000 calls)",
 			  {"call", "ns"}, {}, {}};
-	nos.rows = {{"uarch_idle_wake (libuarch.so)", {c_api, 1}},
+	nos.rows = {{"uarch_idle_wake (libuarch.so)", {*c_api, 1}},
 		    {"uarch::idle_wake (linked in)", {c_core, 1}},
 		    {"std::atomic::notify_one", {c_atomic, 1}},
 		    {"raw FUTEX_WAKE", {c_futex, 1}}};
+	return nos;
+}
 
-	// The targets, where this run has the cells they compare.
+// The targets, where this run has the cells they compare.
+report::Table targets_table(const std::vector<Key> &keys, double c_api)
+{
 	auto find = [&](uint64_t wait, const std::string &mech) -> const Key * {
 		for (auto &k : keys)
 			if (k.wait == wait && k.mech == mech)
@@ -445,10 +479,25 @@ int bench_idle(int argc, char **argv)
 	if (p5 && f5)
 		target("5 ms: p50 / raw futex's p50", p5->p50 / f5->p50, 1.2, p5->p50 <= 1.2 * f5->p50);
 	target("wake, no sleeper: ns", c_api, 20, c_api < 20);
+	return tg;
+}
 
-	bool ok = report::emit("uarch-bench idle", o,
+} // namespace
+
+int bench_idle(int argc, char **argv)
+{
+	IdleArgs a;
+	if (int rc = parse_idle(argc, argv, a); rc >= 0)
+		return rc;
+	IdlePlan p = plan_idle(a);
+	std::vector<Key> keys;
+	report::Table lat = run_latency(a, p, keys);
+	double c_api;
+	report::Table nos = run_wake_no_sleeper(&c_api);
+	report::Table tg = targets_table(keys, c_api);
+	bool ok = report::emit("uarch-bench idle", a.o,
 			       {{"cpu", cpu_name()}, {"idle_wait", uarch_impl("idle_wait")},
-				{"clock", uarch::idle::clock_source_name(src)}},
+				{"clock", uarch::idle::clock_source_name(p.src)}},
 			       {lat, nos, tg});
 	return ok ? 0 : 1;
 }

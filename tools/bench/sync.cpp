@@ -317,22 +317,29 @@ const Case prefetch_cases[] = {
 	{"prefetch/range_stride256", "prefetch_range stride 256 (every 4th)"},
 };
 
-} // namespace
-
-int bench_sync(int argc, char **argv)
-{
-	report::Options o = report::parse(argc, argv);
-	std::string stat = o.min ? "min" : "median";
-	bool quick = o.quick, has_min_time = false, has_reps = false, has_interleave = false, thp = true;
+// What the command line asked for.
+struct SyncArgs {
+	report::Options o;
+	std::string stat;   // "min" or "median": which repetition the tables use
+	bool thp = true;
 	size_t table_mib = 0;
-	std::vector<char *> args = {argv[0]};
-	for (size_t i = 1; i < o.rest.size(); i++) {
-		std::string a = o.rest[i];
-		if (a == "--no-thp") {
-			thp = false;
-		} else if (a.rfind("--table-mib=", 0) == 0) {
-			table_mib = strtoull(a.c_str() + 12, nullptr, 10);
-		} else if (a == "-h" || a == "--help") {
+	std::vector<char *> args;   // for Google Benchmark, our defaults added
+};
+
+// Fills a from the command line; -1 to go on, else the exit status.
+int parse_sync(int argc, char **argv, SyncArgs &a)
+{
+	a.o = report::parse(argc, argv);
+	a.stat = a.o.min ? "min" : "median";
+	bool quick = a.o.quick, has_min_time = false, has_reps = false, has_interleave = false;
+	a.args = {argv[0]};
+	for (size_t i = 1; i < a.o.rest.size(); i++) {
+		std::string arg = a.o.rest[i];
+		if (arg == "--no-thp") {
+			a.thp = false;
+		} else if (arg.rfind("--table-mib=", 0) == 0) {
+			a.table_mib = strtoull(arg.c_str() + 12, nullptr, 10);
+		} else if (arg == "-h" || arg == "--help") {
 			printf("usage: %s [--quick] [--min] [--rows] [--csv FILE] [--json FILE] [--table-mib=N] [--no-thp]\n"
 			       "       [google benchmark flags]\n"
 			       "  --quick        short runs, 256 MiB table\n"
@@ -342,14 +349,14 @@ int bench_sync(int argc, char **argv)
 			       argv[0]);
 			return 0;
 		} else {
-			has_min_time |= a.rfind("--benchmark_min_time", 0) == 0;
-			has_reps |= a.rfind("--benchmark_repetitions", 0) == 0;
-			has_interleave |= a.rfind("--benchmark_enable_random_interleaving", 0) == 0;
-			args.push_back(o.rest[i]);
+			has_min_time |= arg.rfind("--benchmark_min_time", 0) == 0;
+			has_reps |= arg.rfind("--benchmark_repetitions", 0) == 0;
+			has_interleave |= arg.rfind("--benchmark_enable_random_interleaving", 0) == 0;
+			a.args.push_back(a.o.rest[i]);
 		}
 	}
-	if (!table_mib)
-		table_mib = quick ? 256 : 512;
+	if (!a.table_mib)
+		a.table_mib = quick ? 256 : 512;
 	// Defaults for a shared, noisy machine: several repetitions in random
 	// order (drift and other load hit every case alike), medians in the
 	// table. Any of these given on the command line wins.
@@ -357,22 +364,29 @@ int bench_sync(int argc, char **argv)
 					     aggregates = "--benchmark_display_aggregates_only=true";
 	if (!has_min_time) {
 		min_time = quick ? "--benchmark_min_time=0.03" : "--benchmark_min_time=0.2";
-		args.push_back(min_time.data());
+		a.args.push_back(min_time.data());
 	}
 	if (!has_reps) {
 		reps = quick ? "--benchmark_repetitions=3" : "--benchmark_repetitions=7";
-		args.push_back(reps.data());
-		args.push_back(aggregates.data());
+		a.args.push_back(reps.data());
+		a.args.push_back(aggregates.data());
 	}
 	if (!has_interleave)
-		args.push_back(interleave.data());
+		a.args.push_back(interleave.data());
+	return -1;
+}
 
+// Finds the exported barrier, fills the lookup table and registers every
+// case; -1 to go on, else the exit status. A bad Google Benchmark flag is
+// reported before --plot or an unwritable output.
+int prepare_sync(SyncArgs &a)
+{
 	g_exported_mb = reinterpret_cast<void (*)(void)>(dlsym(RTLD_DEFAULT, "uarch_smp_mb"));
 	if (!g_exported_mb) {
 		fprintf(stderr, "uarch-bench sync: uarch_smp_mb not found: %s\n", dlerror());
 		return 1;
 	}
-	if (!map_table(table_mib, thp)) {
+	if (!map_table(a.table_mib, a.thp)) {
 		perror("uarch-bench sync: mmap");
 		return 1;
 	}
@@ -398,24 +412,23 @@ int bench_sync(int argc, char **argv)
 	RegisterBenchmark("prefetch/range_stride256", bm_lookup<Pf::range_stride>, 256);
 #endif
 
-	int bargc = int(args.size());
-	args.push_back(nullptr);
-	benchmark::Initialize(&bargc, args.data());
-	if (benchmark::ReportUnrecognizedArguments(bargc, args.data()))
+	int bargc = int(a.args.size());
+	a.args.push_back(nullptr);
+	benchmark::Initialize(&bargc, a.args.data());
+	if (benchmark::ReportUnrecognizedArguments(bargc, a.args.data()))
 		return 2;
-	if (!o.plot.empty()) {
+	if (!a.o.plot.empty()) {
 		fprintf(stderr, "uarch-bench sync: --plot: only uarch-bench mem draws a plot\n");
 		return 2;
 	}
-	if (!report::check_outputs("uarch-bench sync", o))
+	if (!report::check_outputs("uarch-bench sync", a.o))
 		return 2;
-	report::Medians rep;
-	rep.stat = stat;
-	rep.show = o.rows;
-	if (!benchmark::RunSpecifiedBenchmarks(&rep))   // Google Benchmark has said why, as in mem.cpp
-		return 2;
-	benchmark::Shutdown();
+	return -1;
+}
 
+// The barrier table: each case's time, less the bare loop's, against mfence.
+report::Table barrier_table(const report::Medians &rep, const std::string &stat)
+{
 	std::string head = "uarch-bench sync on " + cpu_name() + "; compiler " + __VERSION__ + "; uarch: smp_mb=" +
 			   uarch_impl("smp_mb") + " prefetch_range=" + uarch_impl("prefetch_range") +
 			   " prefetchw=" + uarch_impl("prefetchw") + "\nCPU time per iteration (" +
@@ -430,6 +443,12 @@ int bench_sync(int argc, char **argv)
 		if (!std::isnan(t))
 			bt.rows.push_back({c.label, {t, 2}, {t - none, 2}, {mf / t, 2}, {tf / t, 2}});
 	}
+	return bt;
+}
+
+// The prefetch table: each case against no prefetch, and the best stride.
+report::Table prefetch_table(const report::Medians &rep, size_t table_mib)
+{
 	double base = rep.get("prefetch/none");
 	char title[256];
 	snprintf(title, sizeof title,
@@ -448,10 +467,29 @@ int bench_sync(int argc, char **argv)
 	}
 	if (best)
 		pt.notes.push_back(std::string("fastest stride here: ") + best->label);
-	bool ok = report::emit("uarch-bench sync", o,
+	return pt;
+}
+
+} // namespace
+
+int bench_sync(int argc, char **argv)
+{
+	SyncArgs a;
+	if (int rc = parse_sync(argc, argv, a); rc >= 0)
+		return rc;
+	if (int rc = prepare_sync(a); rc >= 0)
+		return rc;
+	report::Medians rep;
+	rep.stat = a.stat;
+	rep.show = a.o.rows;
+	if (!benchmark::RunSpecifiedBenchmarks(&rep))   // Google Benchmark has said why, as in mem.cpp
+		return 2;
+	benchmark::Shutdown();
+	report::Table bt = barrier_table(rep, a.stat), pt = prefetch_table(rep, a.table_mib);
+	bool ok = report::emit("uarch-bench sync", a.o,
 			       {{"cpu", cpu_name()}, {"compiler", __VERSION__}, {"smp_mb", uarch_impl("smp_mb")},
 				{"prefetch_range", uarch_impl("prefetch_range")}, {"prefetchw", uarch_impl("prefetchw")},
-				{"statistic", stat}},
+				{"statistic", a.stat}},
 			       {bt, pt});
 	return ok ? 0 : 1;
 }
