@@ -378,55 +378,68 @@ bool write_plot(const std::string &png, const std::vector<Row> &rows, std::strin
 
 } // namespace
 
-int bench_mem(int argc, char **argv)
-{
-	report::Options o = report::parse(argc, argv);
-	std::string stat = paired::statistic(o.min), preload;
+
+// bench_mem's steps: parse the command line, plan the cases, run them,
+// report the table.
+namespace {
+
+// The command line: report's common flags and mem's own.
+struct MemArgs {
+	report::Options o;
+	std::string stat, preload;
 	std::vector<std::string> profiles;   // --profile FILE: replay (profile_replay.cpp)
 	std::string trace;                   // --trace FILE: replay in order (trace_replay.cpp)
 	bool trace_dump = false;
-	bool quick = o.quick;
 	int rounds = 0;   // --benchmark_repetitions=N: N paired rounds a case
-	std::vector<char *> args = {argv[0]};
+	std::vector<char *> args;            // the rest, for Google Benchmark
+};
+
+// Parses mem's flags out of argv; false (the reason said) means exit 2.
+bool parse_mem_args(int argc, char **argv, MemArgs &m)
+{
+	report::Options &o = m.o;
+	o = report::parse(argc, argv);
+	m.stat = paired::statistic(o.min);
+	m.args = {argv[0]};
 	for (size_t i = 1; i < o.rest.size(); i++) {
 		std::string a = o.rest[i];
 		if (a == "--preload" && i + 1 < o.rest.size()) {
-			preload = o.rest[++i];
+			m.preload = o.rest[++i];
 			continue;
 		}
 		// --profile FILE...: every argument up to the next flag, so that a
 		// shell glob (tests/data/profiles/*.uprof) replays them all.
 		if (a == "--profile") {
-			size_t before = profiles.size();
+			size_t before = m.profiles.size();
 			while (i + 1 < o.rest.size() && o.rest[i + 1][0] != '-')
-				profiles.push_back(o.rest[++i]);
-			if (profiles.size() == before) {
+				m.profiles.push_back(o.rest[++i]);
+			if (m.profiles.size() == before) {
 				fprintf(stderr, "uarch-bench mem: --profile needs a file (uarch-prof -o FILE records one)\n");
-				return 2;
+				return false;
 			}
 			continue;
 		}
 		if (a == "--trace" || a.rfind("--trace=", 0) == 0) {
 			if (a == "--trace" && i + 1 < o.rest.size())
-				trace = o.rest[++i];
+				m.trace = o.rest[++i];
 			else if (a != "--trace")
-				trace = a.substr(8);
-			if (trace.empty()) {
+				m.trace = a.substr(8);
+			if (m.trace.empty()) {
 				fprintf(stderr, "uarch-bench mem: --trace needs a file (uarch-prof --trace N records one)\n");
-				return 2;
+				return false;
 			}
 			continue;
 		}
 		if (a == "--trace-dump") {
-			trace_dump = true;
+			m.trace_dump = true;
 			continue;
 		}
 		if (a.rfind("--profile=", 0) == 0) {
-			profiles.push_back(a.substr(10));
+			m.profiles.push_back(a.substr(10));
 			continue;
 		}
 		if (a.rfind("--preload=", 0) == 0) {
-			preload = a.substr(10);
+			m.preload = a.substr(10);
 			continue;
 		}
 		if (a.rfind("--benchmark_repetitions=", 0) == 0) {
@@ -436,81 +449,60 @@ int bench_mem(int argc, char **argv)
 			if (errno || end == a.c_str() + 24 || *end || v < 1 || v > 100000) {
 				fprintf(stderr, "uarch-bench mem: --benchmark_repetitions wants a count of paired rounds, 1 to 100000, got '%s'\n",
 					a.c_str() + 24);
-				return 2;
+				return false;
 			}
-			rounds = int(v);
+			m.rounds = int(v);
 			continue;
 		}
 		if (a.rfind("--benchmark_min_time", 0) == 0) {
 			fprintf(stderr, "uarch-bench mem: --benchmark_min_time has no effect here: a sample is about 200 us "
 					"(--benchmark_repetitions=N sets the paired rounds)\n");
-			return 2;
+			return false;
 		}
-		args.push_back(o.rest[i]);
+		m.args.push_back(o.rest[i]);
 	}
-	if (const char *p = getenv("LD_PRELOAD"))
-		if (strstr(p, "uarch"))
-			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
-	if (trace_dump && trace.empty()) {
-		fprintf(stderr, "uarch-bench mem: --trace-dump prints a --trace FILE's replay\n");
-		return 2;
-	}
-	if (!trace.empty() && (!profiles.empty() || !preload.empty())) {
-		fprintf(stderr, "uarch-bench mem: --trace replays alone (not with --profile or --preload)\n");
-		return 2;
-	}
-	if (!trace.empty())   // in order, its own repetitions (trace_replay.cpp)
-		return bench_mem_trace(trace, args, o, rounds, trace_dump);
-	if (!profiles.empty())   // its own rounds (profile_replay.cpp), not the defaults below
-		return bench_mem_profiles(profiles, args, o, rounds);
-	// Each case one benchmark, its sides timed in paired rounds (paired.h):
-	// as many as fit 0.3 s a case (--quick: 0.04 s). On a shared machine
-	// the load drifts over seconds; before, each side was its own
-	// benchmark, run as 7 short repetitions in random order across all
-	// cases, the table taking the medians, and an A/A check (memcpy
-	// against memmove, the same code on both sides) still differed by a
-	// median 4-7% and up to 35% on a 2-vCPU Zen 3 guest, 2-5% and p90
-	// 10-16% on a Zen 4 one.
-	const double budget_ns = quick ? 4e7 : 3e8;
-	const bool use_min = o.min;
+	return true;
+}
 
-	g_copy[op_memcpy][0] = &::memcpy;
-	g_copy[op_memcpy][1] = &uarch_memcpy;
-	g_copy[op_memmove][0] = &::memmove;
-	g_copy[op_memmove][1] = &uarch_memmove;
-	g_set[0] = &::memset;
-	g_set[1] = &uarch_memset;
-	if (!preload.empty() && !use_preload_sides(preload))
-		return 2;
-
-	static Buffers small(16384), large(size_t(64) << 20);
-	static std::deque<Work> works;   // push_back keeps addresses stable
-	static std::deque<Case> cases;
+// The registered cases, in the table's order (as registered, not as run).
+struct Plan {
+	int rounds = 0;
+	double budget_ns = 0;
+	bool use_min = false;
 	std::vector<std::string> order;  // the table's rows: as registered, not as run
 	std::vector<Case *> row_case;    // the same, their cases
-	auto add = [&](Op op, const std::string &name, const std::string &align, Work w, const Buffers *b) {
+
+	// Registers one case as one benchmark; its Work and Case live to exit.
+	void add(Op op, const std::string &name, const std::string &align, Work w, const Buffers *b)
+	{
+		static std::deque<Work> works;   // push_back keeps addresses stable
+		static std::deque<Case> cases;
 		works.push_back(std::move(w));
 		cases.push_back(Case{op, &works.back(), b, {}});
 		Case *cp = &cases.back();
 		std::string base = std::string(op_names[op]) + "/" + name + "/" + align;
 		order.push_back(base);
 		benchmark::RegisterBenchmark(base.c_str(),
-			[cp, rounds, budget_ns, use_min](benchmark::State &st) { run(st, cp, rounds, budget_ns, use_min); })
+			[cp, rounds = rounds, budget_ns = budget_ns, use_min = use_min](benchmark::State &st) {
+				run(st, cp, rounds, budget_ns, use_min);
+			})
 			->Iterations(1)
 			->Repetitions(1);
 		row_case.push_back(cp);
-	};
+	}
+};
 
+// The synthetic cases (the list atop this file); --quick: a few of them.
+void plan_synthetic(Plan &p, bool quick, const std::vector<Op> &ops, const Buffers *small, const Buffers *large)
+{
 	const uint32_t uniform[] = {16, 64, 256, 1024, 4096};
 	std::vector<size_t> fixed = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
 				     3, 7, 33, 100, 255, 1000, 3000};
 	std::vector<size_t> big = {64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
-	std::vector<Op> ops = {op_memcpy, op_memmove, op_memset};
 	std::vector<bool> aligns = {false, true};
 	if (quick) {
 		fixed = {8, 100, 4096};
 		big = {1 << 20};
-		ops = {op_memcpy, op_memset};
 		aligns = {false};
 	}
 	for (Op op : ops)
@@ -518,21 +510,21 @@ int bench_mem(int argc, char **argv)
 			for (uint32_t m : uniform) {
 				if (quick && m != 64 && m != 256)
 					continue;
-				add(op, "uniform0-" + std::to_string(m), mis ? "misaligned" : "aligned", random_work(m, false, mis, 42 + m), &small);
+				p.add(op, "uniform0-" + std::to_string(m), mis ? "misaligned" : "aligned", random_work(m, false, mis, 42 + m), small);
 			}
-			add(op, "fleet", mis ? "misaligned" : "aligned", random_work(0, true, mis, 7), &small);
+			p.add(op, "fleet", mis ? "misaligned" : "aligned", random_work(0, true, mis, 7), small);
 			if (mis && !quick)
-				add(op, "pageend1-63", "page end", page_end_work(63), &small);
+				p.add(op, "pageend1-63", "page end", page_end_work(63), small);
 			for (size_t n : fixed)
-				add(op, "fixed" + std::to_string(n), mis ? "misaligned" : "aligned", fixed_work(n, n <= 1024 ? 1024 : 128, mis), &small);
+				p.add(op, "fixed" + std::to_string(n), mis ? "misaligned" : "aligned", fixed_work(n, n <= 1024 ? 1024 : 128, mis), small);
 			for (size_t n : big) {
 				std::string k = std::to_string(n >> 10) + "K", al = mis ? "misaligned" : "aligned";
 				Work w = fixed_work(n, 1, mis);
 				if (op == op_memset) {
-					add(op, "zero" + k, al, w, &large);
+					p.add(op, "zero" + k, al, w, large);
 					w.fill = 0x5a;
 				}
-				add(op, "large" + k, al, w, &large);
+				p.add(op, "large" + k, al, w, large);
 			}
 		}
 	// Cold destinations (cold_work): sizes on either side of where the
@@ -545,13 +537,17 @@ int bench_mem(int argc, char **argv)
 		cold_sizes = {16384};
 	for (Op op : ops)
 		for (size_t n : cold_sizes)
-			add(op, "cold" + std::to_string(n >> 10) + "K", "cold dst", cold_work(n, pool, 99 + n), &cold);
-	// The committed profiles of real programs (tests/data/profiles,
-	// uarch-prof), replayed next to the synthetic cases: their recorded
-	// sizes and both alignments, drawn with a fixed seed; "recorded" in
-	// the align column. --quick: memcpy only. None found (a build tree
-	// moved away from its sources, not installed): said, so that the
-	// geomeans' case counts are not silently smaller.
+			p.add(op, "cold" + std::to_string(n >> 10) + "K", "cold dst", cold_work(n, pool, 99 + n), &cold);
+}
+
+// The committed profiles of real programs (tests/data/profiles,
+// uarch-prof), replayed next to the synthetic cases: their recorded
+// sizes and both alignments, drawn with a fixed seed; "recorded" in
+// the align column. --quick: memcpy only. None found (a build tree
+// moved away from its sources, not installed): said, so that the
+// geomeans' case counts are not silently smaller. False: one unreadable.
+bool plan_profiles(Plan &p, bool quick, const std::vector<Op> &ops, const Buffers *large)
+{
 	std::vector<std::string> committed = committed_profiles();
 	if (committed.empty())
 		fprintf(stderr, "uarch-bench mem: no profiles in %s or %s: the replays are left out\n",
@@ -563,7 +559,7 @@ int bench_mem(int argc, char **argv)
 			std::string why;
 			if (!profile_batch(path, uint32_t(op), &size, &doff, &soff, &why)) {
 				fprintf(stderr, "uarch-bench mem: %s: %s\n", path.c_str(), why.c_str());
-				return 2;
+				return false;
 			}
 			if (size.empty() || (quick && op != op_memcpy))
 				continue;
@@ -573,9 +569,48 @@ int bench_mem(int argc, char **argv)
 				w.soff.push_back(uint16_t(soff[i]));
 			}
 			std::string name = path.substr(path.rfind('/') + 1);
-			add(op, "profile-" + name.substr(0, name.size() - 6), "recorded", std::move(w), &large);
+			p.add(op, "profile-" + name.substr(0, name.size() - 6), "recorded", std::move(w), large);
 		}
+	return true;
+}
 
+// Binds the sides and registers every case; false (the reason said) means
+// exit 2. Each case one benchmark, its sides timed in paired rounds
+// (paired.h): as many as fit 0.3 s a case (--quick: 0.04 s). On a shared
+// machine the load drifts over seconds; before, each side was its own
+// benchmark, run as 7 short repetitions in random order across all cases,
+// the table taking the medians, and an A/A check (memcpy against memmove,
+// the same code on both sides) still differed by a median 4-7% and up to
+// 35% on a 2-vCPU Zen 3 guest, 2-5% and p90 10-16% on a Zen 4 one.
+bool plan_cases(const MemArgs &m, Plan &p)
+{
+	const bool quick = m.o.quick;
+	p.rounds = m.rounds;
+	p.budget_ns = quick ? 4e7 : 3e8;
+	p.use_min = m.o.min;
+
+	g_copy[op_memcpy][0] = &::memcpy;
+	g_copy[op_memcpy][1] = &uarch_memcpy;
+	g_copy[op_memmove][0] = &::memmove;
+	g_copy[op_memmove][1] = &uarch_memmove;
+	g_set[0] = &::memset;
+	g_set[1] = &uarch_memset;
+	if (!m.preload.empty() && !use_preload_sides(m.preload))
+		return false;
+
+	static Buffers small(16384), large(size_t(64) << 20);
+	std::vector<Op> ops = {op_memcpy, op_memmove, op_memset};
+	if (quick)
+		ops = {op_memcpy, op_memset};
+	plan_synthetic(p, quick, ops, &small, &large);
+	return plan_profiles(p, quick, ops, &large);
+}
+
+// Hands the rest of the command line to Google Benchmark and runs the
+// cases; the exit status when that fails, -1 when they ran.
+int run_cases(MemArgs &m)
+{
+	std::vector<char *> &args = m.args;
 	int bargc = int(args.size());
 	args.push_back(nullptr);
 	benchmark::Initialize(&bargc, args.data());
@@ -584,21 +619,26 @@ int bench_mem(int argc, char **argv)
 	// Check the outputs once the arguments are known good (a rejected
 	// command line truncates nothing) and before running, so that a bad
 	// path fails before minutes of work.
-	if (!report::check_outputs("uarch-bench mem", o))
+	if (!report::check_outputs("uarch-bench mem", m.o))
 		return 2;
 	report::Quiet rep;   // the table is built from the rounds, not from Google Benchmark's times
-	rep.show = o.rows;
+	rep.show = m.o.rows;
 	// None run: Google Benchmark has said why in one line (a
 	// --benchmark_filter that matches no case or is no regular expression).
 	if (!benchmark::RunSpecifiedBenchmarks(&rep))
 		return 2;
 	benchmark::Shutdown();
+	return -1;
+}
 
-	// The table's rows: as registered (op/case/align), not as run.
+// The table's rows: as registered (op/case/align), not as run; the
+// filtered out have no result.
+std::vector<Row> collect_rows(const Plan &p)
+{
 	std::vector<Row> done;
-	for (size_t i = 0; i < order.size(); i++) {
-		const std::string &k = order[i];
-		const paired::Result &res = row_case[i]->res;
+	for (size_t i = 0; i < p.order.size(); i++) {
+		const std::string &k = p.order[i];
+		const paired::Result &res = p.row_case[i]->res;
 		if (res.ns.size() != size_t(g_sides))   // filtered out
 			continue;
 		Row r;
@@ -610,14 +650,60 @@ int bench_mem(int argc, char **argv)
 			r.ns[side] = res.ns[side];
 			r.q[side] = res.ratio[side];
 		}
-		r.lp = row_case[i]->libc_preload;
+		r.lp = p.row_case[i]->libc_preload;
 		done.push_back(r);
 	}
+	return done;
+}
+
+// --preload: what the preload library's entries cost, and which of
+// libuarch.so's wins they give away.
+void preload_notes(const std::vector<Row> &done, std::vector<std::string> &notes)
+{
+	// What LIB's entries add to a call, in time: the median over the
+	// fixed-size rows (for libuarch_record.so, what recording costs).
+	std::vector<double> d;
+	for (const Row &r : done)
+		if (r.name.rfind("fixed", 0) == 0)
+			d.push_back(r.ns[1] - r.ns[0]);
+	if (!d.empty()) {
+		double m = uarch::tools::median(d);
+		char line[160];
+		snprintf(line, sizeof line, "preload_ns - shared_ns: median %+.2f ns per call over %zu fixed-size rows",
+			 m, d.size());
+		notes.push_back(line);
+	}
+	// Where libuarch.so beats the C library, does the preload library
+	// keep it (0.97x the C library or better)?
+	size_t wins = 0, lost = 0;
+	std::string which;
+	for (const Row &r : done) {
+		if (r.name.rfind("fixed", 0) != 0 || !(r.libc_shared() >= 1.0))
+			continue;
+		wins++;
+		if (r.libc_preload() < 0.97) {
+			char b[96];
+			snprintf(b, sizeof b, "%s%s/%s/%s %.2f", lost ? ", " : "", r.op.c_str(), r.name.c_str(),
+				 r.align.c_str(), r.libc_preload());
+			if (lost++ < 12)
+				which += b;
+		}
+	}
+	char line[160];
+	snprintf(line, sizeof line, "fixed-size rows where libuarch.so is >= 1.00x the C library: %zu; "
+		 "through the preload library below 0.97x it: %zu", wins, lost);
+	notes.push_back(line + (lost ? " (" + which + (lost > 12 ? ", ...)" : ")") : std::string()));
+}
+
+// Writes the table, its geomeans and notes, and --plot; the exit status.
+int report_rows(const MemArgs &m, const std::vector<Row> &done)
+{
+	const std::string &stat = m.stat;
 	std::string title = "uarch-bench mem on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 			    "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
 			    " memset=" + uarch_impl("memset") +
-			    (preload.empty() ? "\nratio = C library time / uarch time (> 1: uarch faster), "
-					     : "\nratio = time through libuarch.so / time through the preload entries (same variants), ") +
+			    (m.preload.empty() ? "\nratio = C library time / uarch time (> 1: uarch faster), "
+					       : "\nratio = time through libuarch.so / time through the preload entries (same variants), ") +
 			    stat;
 	report::Table t{"mem", title, {"op", "case", "align", std::string(side_names[0]) + "_ns",
 				       std::string(side_names[1]) + "_ns", "ratio"}, {}, {}};
@@ -641,49 +727,46 @@ int bench_mem(int argc, char **argv)
 	if (std::string note = aa_noise(done, &p90); !note.empty())
 		g.notes.push_back(note);
 	g.notes.push_back(below_note(done, p90));
-	if (!preload.empty()) {
-		// What LIB's entries add to a call, in time: the median over the
-		// fixed-size rows (for libuarch_record.so, what recording costs).
-		std::vector<double> d;
-		for (const Row &r : done)
-			if (r.name.rfind("fixed", 0) == 0)
-				d.push_back(r.ns[1] - r.ns[0]);
-		if (!d.empty()) {
-			double m = uarch::tools::median(d);
-			char line[160];
-			snprintf(line, sizeof line, "preload_ns - shared_ns: median %+.2f ns per call over %zu fixed-size rows",
-				 m, d.size());
-			g.notes.push_back(line);
-		}
-		// Where libuarch.so beats the C library, does the preload library
-		// keep it (0.97x the C library or better)?
-		size_t wins = 0, lost = 0;
-		std::string which;
-		for (const Row &r : done) {
-			if (r.name.rfind("fixed", 0) != 0 || !(r.libc_shared() >= 1.0))
-				continue;
-			wins++;
-			if (r.libc_preload() < 0.97) {
-				char b[96];
-				snprintf(b, sizeof b, "%s%s/%s/%s %.2f", lost ? ", " : "", r.op.c_str(), r.name.c_str(),
-					 r.align.c_str(), r.libc_preload());
-				if (lost++ < 12)
-					which += b;
-			}
-		}
-		char line[160];
-		snprintf(line, sizeof line, "fixed-size rows where libuarch.so is >= 1.00x the C library: %zu; "
-			 "through the preload library below 0.97x it: %zu", wins, lost);
-		g.notes.push_back(line + (lost ? " (" + which + (lost > 12 ? ", ...)" : ")") : std::string()));
-	}
-	bool ok = report::emit("uarch-bench mem", o,
+	if (!m.preload.empty())
+		preload_notes(done, g.notes);
+	bool ok = report::emit("uarch-bench mem", m.o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}, {"statistic", stat}},
 			       {t, g});
 	std::string plot_why;
-	if (!o.plot.empty() && !write_plot(o.plot, done, &plot_why)) {
-		fprintf(stderr, "uarch-bench mem: %s: %s\n", o.plot.c_str(), plot_why.c_str());
+	if (!m.o.plot.empty() && !write_plot(m.o.plot, done, &plot_why)) {
+		fprintf(stderr, "uarch-bench mem: %s: %s\n", m.o.plot.c_str(), plot_why.c_str());
 		return 1;
 	}
 	return ok ? 0 : 1;
+}
+
+} // namespace
+
+int bench_mem(int argc, char **argv)
+{
+	MemArgs m;
+	if (!parse_mem_args(argc, argv, m))
+		return 2;
+	if (const char *p = getenv("LD_PRELOAD"))
+		if (strstr(p, "uarch"))
+			fprintf(stderr, "warning: LD_PRELOAD=%s: the \"libc\" side may be uarch too\n", p);
+	if (m.trace_dump && m.trace.empty()) {
+		fprintf(stderr, "uarch-bench mem: --trace-dump prints a --trace FILE's replay\n");
+		return 2;
+	}
+	if (!m.trace.empty() && (!m.profiles.empty() || !m.preload.empty())) {
+		fprintf(stderr, "uarch-bench mem: --trace replays alone (not with --profile or --preload)\n");
+		return 2;
+	}
+	if (!m.trace.empty())   // in order, its own repetitions (trace_replay.cpp)
+		return bench_mem_trace(m.trace, m.args, m.o, m.rounds, m.trace_dump);
+	if (!m.profiles.empty())   // its own rounds (profile_replay.cpp), not the defaults below
+		return bench_mem_profiles(m.profiles, m.args, m.o, m.rounds);
+	Plan p;
+	if (!plan_cases(m, p))
+		return 2;
+	if (int rc = run_cases(m); rc >= 0)
+		return rc;
+	return report_rows(m, collect_rows(p));
 }
