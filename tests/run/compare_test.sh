@@ -83,6 +83,12 @@ fi
 if [ "$bench" = bench ]; then
 	out=$("$run" --compare --predict --pairs 5 -- "$copies" hot 256 2>&1); rc=$?
 	check "--predict prints the predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
+	# A server's trace: stopped so that it exits and the recorder writes.
+	out=$(cd "$tmp/www" && "$run" --compare --predict --pairs 5 --port "$port" \
+		--client "python3 -c 'import urllib.request as u
+for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
+		-- python3 -m http.server --bind 127.0.0.1 "$port" 2>&1); rc=$?
+	check "--predict of a server: exit $rc, a predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
 else
 	echo "skip --predict prints the predicted ratio: no uarch-bench in this build (-Dbenchmarks=disabled)"
 	expect_error "--predict without uarch-bench" "$run" --compare --predict --pairs 5 -- "$copies" hot 256

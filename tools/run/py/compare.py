@@ -105,6 +105,10 @@ class UserServer(workload.Server):
     its own; measured: its CPU time while the client runs."""
     name = "server"
     trace_runs = 0         # each measured run is a fresh server's first
+    # Stopped as by ^C: most servers shut down cleanly on it (nginx,
+    # redis-server, postgres, and Python's, which SIGTERM kills before
+    # the recorder can write the trace --predict replays).
+    stop_signal = signal.SIGINT
 
     def __init__(self, ctx, argv, client, ready_cmd, port):
         super().__init__(ctx)
