@@ -15,8 +15,9 @@
 # (> 1: faster with uarch) with a bootstrap 95% interval, and the ratio
 # uarch-bench mem --trace predicts where this build has --trace; writes
 # e2e.csv (the C library's version in every row), e2e-pairs.csv, e2e.png and
-# the replayed traces (traces/NAME.utrace) to BUILD_DIR/e2e (--out). Installs the Debian packages it needs when root
-# (--no-install: skips those programs).
+# the replayed traces (traces/NAME.utrace; a server's also NAME.base.utrace,
+# the run taken off) to BUILD_DIR/e2e (--out). Installs the Debian packages
+# it needs when root (--no-install: skips those programs).
 # --debian N: inside a Debian N root (scripts/debian-root.sh, kept in
 # /var/cache/uarch/roots/bench-debianN with the programs installed), against
 # that release's programs and C library, with uarch built there; results
