@@ -56,6 +56,8 @@ def parse_args(argv):
     p.add_argument("--no-install", action="store_true", help="skip programs whose packages are missing")
     p.add_argument("--no-trace", action="store_true", help="leave the predicted column n/a")
     p.add_argument("--list", action="store_true", help="print the programs and exit")
+    p.add_argument("--record-profiles", metavar="DIR",
+                   help="measure nothing: record each program's run with uarch-prof into DIR/NAME.uprof")
     a = p.parse_args(argv)
     if a.pairs is not None and a.pairs < 3:
         p.error("--pairs must be at least 3")
@@ -257,6 +259,42 @@ def measure_one(w, args, predictor, rng, pair_rows):
     return row
 
 
+def record_profiles(ctx, classes, prof, out):
+    """Each program's run (a server: started, loaded, its client run once)
+    under uarch-prof, into OUT/NAME.uprof; the programs that cannot run
+    here are named and skipped. Exit status 1 if one failed."""
+    if not os.access(prof, os.X_OK):
+        print(f"bench-e2e: {prof} not built", file=sys.stderr)
+        return 2
+    os.makedirs(out, exist_ok=True)
+    failed = 0
+    try:
+        for c in classes:
+            w = c(ctx)
+            why = w.missing()
+            if why:
+                print(f"{c.name}: skipped: {why}")
+                continue
+            d = os.path.join(w.dir, "profile")
+            try:
+                w.setup()
+                os.makedirs(d, exist_ok=True)
+                os.chmod(d, 0o777)     # a server that runs as its own user writes here
+                w.trace([prof, "-o", os.path.join(d, "run.uprof"), "--"])
+                shutil.copyfile(os.path.join(d, "run.uprof"), os.path.join(out, c.name + ".uprof"))
+                print(f"{c.name}: {os.path.join(out, c.name + '.uprof')}")
+            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+                print(f"{c.name}: failed: {e}", file=sys.stderr)
+                failed += 1
+            finally:
+                w.stop()
+    finally:
+        for w, inst in list(ctx.live):
+            w.halt(inst)
+        shutil.rmtree(ctx.work, ignore_errors=True)
+    return 1 if failed else 0
+
+
 def preload_library(build):
     """BUILD/libuarch_preload.so, else its versioned file (libuarch_preload.so.N...)."""
     names = ["libuarch_preload.so"] + sorted(glob.glob(os.path.join(glob.escape(build), "libuarch_preload.so.*")),
@@ -288,6 +326,9 @@ def main(argv):
     work = tempfile.mkdtemp(prefix="uarch-e2e.")
     os.chmod(work, 0o755)     # servers that run as their own user read their files here
     ctx = Context(lib, args.scale, work)
+    if args.record_profiles:
+        return record_profiles(ctx, classes, os.path.join(build, "tools", "prof", "uarch-prof"),
+                               os.path.abspath(args.record_profiles))
 
     def on_signal(sig, _frame):
         raise KeyboardInterrupt(f"signal {sig}")
