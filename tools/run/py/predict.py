@@ -7,8 +7,6 @@ import re
 import shutil
 import subprocess
 
-import measure
-
 
 class Predictor:
     """The ratio uarch-bench mem --trace predicts from a run recorded by
@@ -42,10 +40,7 @@ class Predictor:
         than the cost per call it times: MariaDB's client run took 0.50 s
         of CPU traced and 0.27 s measured on the Zen 5 guest)."""
         d = os.path.join(w.dir, "trace")
-        os.makedirs(d, exist_ok=True)
-        if w.server and w.owner():
-            pw = measure.pwd.getpwnam(w.owner())
-            os.chown(d, pw.pw_uid, pw.pw_gid)
+        w.make_dir(d)
         # A server is measured over one client run: it is traced with the
         # client run once more than a base run, keeping the last calls, and
         # the base is taken off (uarch-bench mem --trace-base): the start,
@@ -71,11 +66,11 @@ class Predictor:
         share = None
         m = re.search(r"the (\d+) calls they made", r.stdout)
         ms = with_s * 1e3 if with_s and w.unit == "s" else float(row["program_ms"])
-        if m and ms > 0:
+        if not ms > 0:
+            return float(row["end_to_end"]), None
+        if m:
             share = int(m.group(1)) * float(row["libc_ns"]) / (ms * 1e6)
-        if ms != float(row["program_ms"]):
-            return (ms + float(row["saving_ms"])) / ms, share
-        return float(row["end_to_end"]), share
+        return (ms + float(row["saving_ms"])) / ms, share
 
 
 # -- statistics ---------------------------------------------------------------

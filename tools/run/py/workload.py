@@ -67,6 +67,10 @@ class Workload:
     def setup(self):
         os.makedirs(self.dir, exist_ok=True)
 
+    def make_dir(self, path):
+        """A directory the workload's processes can write into."""
+        os.makedirs(path, exist_ok=True)
+
     def stop(self):
         pass
 
