@@ -271,6 +271,17 @@ std::string aa_noise(const std::vector<Row> &rows, double *p90)
 	return b;
 }
 
+// Counts a row into *n and names it with its ratio in *list, the first 12
+// only, comma-separated.
+void list_row(std::string *list, size_t *n, const Row &r, double ratio)
+{
+	char b[96];
+	snprintf(b, sizeof b, "%s%s/%s/%s %.2f", *n ? ", " : "", r.op.c_str(), r.name.c_str(), r.align.c_str(),
+		 ratio);
+	if ((*n)++ < 12)
+		*list += b;
+}
+
 // The rows below 0.97x, and among them those further below it than the
 // A/A check's 90th percentile (p90 > 0): a loss that this run's noise does
 // not explain. The replays ("recorded") are counted as the rest.
@@ -283,13 +294,8 @@ std::string below_note(const std::vector<Row> &rows, double p90)
 		if (!(r.ratio() < bar))
 			continue;
 		below++;
-		if (p90 > 0 && r.ratio() * (1 + p90) < bar) {
-			char b[96];
-			snprintf(b, sizeof b, "%s%s/%s/%s %.2f", nbeyond ? ", " : "", r.op.c_str(), r.name.c_str(),
-				 r.align.c_str(), r.ratio());
-			if (nbeyond++ < 12)
-				beyond += b;
-		}
+		if (p90 > 0 && r.ratio() * (1 + p90) < bar)
+			list_row(&beyond, &nbeyond, r, r.ratio());
 	}
 	char b[160];
 	snprintf(b, sizeof b, "rows below %.2f: %zu of %zu", bar, below, rows.size());
@@ -681,13 +687,8 @@ void preload_notes(const std::vector<Row> &done, std::vector<std::string> &notes
 		if (r.name.rfind("fixed", 0) != 0 || !(r.libc_shared() >= 1.0))
 			continue;
 		wins++;
-		if (r.libc_preload() < 0.97) {
-			char b[96];
-			snprintf(b, sizeof b, "%s%s/%s/%s %.2f", lost ? ", " : "", r.op.c_str(), r.name.c_str(),
-				 r.align.c_str(), r.libc_preload());
-			if (lost++ < 12)
-				which += b;
-		}
+		if (r.libc_preload() < 0.97)
+			list_row(&which, &lost, r, r.libc_preload());
 	}
 	char line[160];
 	snprintf(line, sizeof line, "fixed-size rows where libuarch.so is >= 1.00x the C library: %zu; "
