@@ -338,7 +338,6 @@ def tune(a, ctx_for, tools):
             for t, r in rows:
                 out.writerow([shlex.join(a.cmd), t, "defaults", r["pairs"], "%.4f" % r["median_ratio"],
                               "%.4f" % r["ci_low"], "%.4f" % r["ci_high"], int(t == chosen), cpu, libc])
-    print(f"tunables: {chosen}")
     if a.install and chosen:
         section = os.path.basename(a.cmd[0])
         where = ["--output", a.profile] if a.profile else ["--install"]
@@ -347,6 +346,7 @@ def tune(a, ctx_for, tools):
         sys.stdout.write(r.stdout)
         if r.returncode:
             raise RuntimeError((r.stderr.strip().splitlines() or ["uarch-tune failed"])[-1])
+    print(f"tunables: {chosen}")
     return 0
 
 
