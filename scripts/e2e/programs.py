@@ -7,6 +7,7 @@ itself (its rusage is measured), or a client the suite runs against a server
 (the server's CPU time is measured, not the client's). nginx under wrk runs
 for a fixed time instead: its CPU time is divided by the requests it served.
 """
+import hashlib
 import os
 import random
 import re
@@ -224,16 +225,13 @@ class Zstd(Client):
         if not os.path.exists(self.input()):
             words_text(self.input(), 32 << 20)
 
+    @property
+    def cwd(self):
+        return self.ctx.work   # the text is shared with gzip
+
     def cmd(self):
         mib = max(1, round(32 * self.ctx.scale))
         return ["sh", "-c", f"head -c {mib}M text.txt | zstd -q -3 -T1 -c | zstd -q -d -c",]
-
-    def run(self, side):
-        t, _ = measure.run_child(self.cmd(), self.ctx.env(side), self.ctx.work)
-        return t
-
-    def trace(self, prefix, runs=1):
-        measure.run_child(prefix + self.cmd(), self.ctx.env("plain"), self.ctx.work)
 
 
 class Gzip(Zstd):
@@ -518,5 +516,116 @@ DROP TEMPORARY TABLE x;
         super().setup()
 
 
+# -- programs the tests run, with and without uarch, to compare what they give --
+
+class Ls(Client):
+    name, program, workload, check = "ls", "ls", "-laRn /usr/include", "preload-ls"
+
+    def cmd(self):
+        return ["/bin/ls", "-laRn", "--time-style=full-iso", "/usr/include"]
+
+
+class PythonMix(Client):
+    name, program, workload, check = "python-mix", "python3", "bytes, array, struct, zlib, json", "preload-python3"
+    missing = PythonJson.missing
+
+    def cmd(self):
+        return [PY, os.path.join(JOBS, "mix.py")]
+
+
+class NodeMix(Client):
+    name, program, workload, check = "node-mix", "node", "Buffers, zlib, JSON", "preload-node"
+
+    def missing(self):
+        return None if first_cmd("node", "nodejs") else "no node or nodejs on PATH (Debian package nodejs)"
+
+    def cmd(self):
+        return [first_cmd("node", "nodejs"), os.path.join(JOBS, "mix.js")]
+
+
+class GitSession(Client):
+    name, program, workload, check = "git-session", "git", "commit, merge, gc, fsck, log, archive", "preload-git"
+    commands = ("git",)
+
+    def setup(self):
+        super().setup()
+        r = random.Random(7)
+        alphabet = bytes((b"abcdefgh\n" * 29)[:256])
+        for c in range(6):
+            os.makedirs(os.path.join(self.dir, "content", f"c{c}"), exist_ok=True)
+            for f in range(25):
+                n = r.choice([0, 1, 100, 4096, 30000, 200000])
+                with open(os.path.join(self.dir, "content", f"c{c}", f"f{f}.txt"), "wb") as fh:
+                    fh.write(r.randbytes(n).translate(alphabet))
+
+    def cmd(self):
+        return ["sh", os.path.join(JOBS, "git-session.sh")]
+
+
+class SqliteFile(Client):
+    name, program, workload, check = "sqlite-file", "sqlite3", "a database file written, vacuumed, dumped", \
+        "preload-sqlite3"
+    commands = ("sqlite3",)
+
+    def before_run(self):
+        try:
+            os.unlink(os.path.join(self.dir, "t.db"))
+        except FileNotFoundError:
+            pass
+
+    def cmd(self):
+        return ["sqlite3", "t.db"]
+
+    def stdin(self):
+        return os.path.join(JOBS, "sqlite-file.sql")
+
+    def result(self):
+        with open(os.path.join(self.dir, "t.db"), "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest().encode()
+
+
+class Compress(Client):
+    name, program, workload, check = "compress", "gzip, xz, zstd", "round trips of 1.6 MB", "preload-compress"
+    commands = ("gzip", "xz", "zstd")
+
+    def setup(self):
+        super().setup()
+        r = random.Random(99)
+        words = [bytes(r.choice(b"etaoinshrdlu") for _ in range(r.randint(1, 12))) for _ in range(3000)]
+        text = b" ".join(r.choice(words) for _ in range(100000))
+        with open(os.path.join(self.dir, "data"), "wb") as f:
+            f.write(text + r.randbytes(1 << 18) + bytes(1 << 18) + text[:299983])
+
+    def cmd(self):
+        return ["sh", os.path.join(JOBS, "compress.sh")]
+
+
+class CPythonTests(Client):
+    """CPython's own tests of the types that copy, run with uarch only: their
+    output holds timings."""
+    name, program, workload, check = "cpython-tests", "python3", "test_bytes, test_memoryview, ...", "cpython-tests"
+    tests = ["test_bytes", "test_memoryview", "test_struct", "test_array", "test_zlib", "test_json"]
+
+    def missing(self):
+        probe = subprocess.run([PY, "-c", "import test.support, test.test_bytes"], capture_output=True) \
+            if os.access(PY, os.X_OK) else None
+        if probe is None or probe.returncode:
+            return f"{PY} lacks the test package (Debian libpython3.X-testsuite)"
+        return None
+
+    def cmd(self):
+        return [PY, "-m", "test", "-j1", "--timeout=300"] + self.tests
+
+    def same_output(self):
+        self.ctx.uarch = dict(self.ctx.uarch, HOME=self.dir)
+        r = self.output("uarch", timeout=900)
+        text = r[1].decode(errors="replace")
+        return (0,) + r[1:], (None if r[0] == 0 and "SUCCESS" in text else
+                              f"failed with uarch (exit {r[0]}): {text[-2000:]}{r[2].decode(errors='replace')[-2000:]}")
+
+
+# The suite's programs, in its tables' order; QUICK: --quick's.
 ALL = [PythonJson, PythonBytes, Sqlite, Redis, PgSelect, PgSort, Nginx, GitLog, GitGc, Zstd, Gzip, Node, Mariadb]
 QUICK = ["python-json", "sqlite", "zstd"]
+# Programs only the tests run (each class's check names its test).
+CHECKED = [Ls, PythonMix, NodeMix, GitSession, SqliteFile, Compress, CPythonTests]

@@ -52,6 +52,7 @@ class Workload:
     unit = "s"
     server = False
     cwd = None      # where it runs (None: its own directory, dir)
+    check = None    # the test (tests/e2e) that checks its output with and without uarch
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -96,6 +97,29 @@ class Client(Workload):
         """One run under prefix (a recorder)."""
         self.before_run()
         measure.run_child(prefix + self.cmd(), self.ctx.env("plain"), self.cwd or self.dir, stdin=self.stdin())
+
+    def output(self, side, timeout=600):
+        """One run's exit status, stdout and stderr, and result(): what must
+        not differ with and without uarch."""
+        self.before_run()
+        with open(self.stdin() or os.devnull, "rb") as fin:
+            r = subprocess.run(self.cmd(), env=self.ctx.env(side), cwd=self.cwd or self.dir, stdin=fin,
+                               capture_output=True, timeout=timeout)
+        return r.returncode, r.stdout, r.stderr, self.result()
+
+    def result(self):
+        """What a run leaves besides its output (a file's digest)."""
+        return b""
+
+    def same_output(self):
+        """Runs it without, then with uarch: (the run without, an error or None)."""
+        a = self.output("plain")
+        if a[0] != 0:
+            last = a[2].decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
+            return a, f"fails even without the preload library (exit {a[0]}): {last[0]}"
+        b = self.output("uarch")
+        diff = [part for part, x, y in zip(("exit status", "stdout", "stderr", "result"), a, b) if x != y]
+        return a, (f"{', '.join(diff)} differ{'s' if len(diff) == 1 else ''} under LD_PRELOAD" if diff else None)
 
 
 class Instance:
