@@ -408,6 +408,9 @@ class Nginx(Server):
             f.write(NGINX_LUA)
         super().setup()
 
+    def writers(self):
+        return ["--writers", "nobody"] if os.geteuid() == 0 else []
+
     def prepare(self, inst):
         inst.port = free_port()
         user = "user nobody nogroup;" if os.geteuid() == 0 else ""

@@ -279,7 +279,7 @@ def record_profiles(ctx, classes, prof, out):
             try:
                 w.setup()
                 w.make_dir(d)
-                w.trace([prof, "-o", os.path.join(d, "run.uprof"), "--"])
+                w.trace([prof, "-o", os.path.join(d, "run.uprof"), *w.writers(), "--"])
                 shutil.copyfile(os.path.join(d, "run.uprof"), os.path.join(out, c.name + ".uprof"))
                 print(f"{c.name}: {os.path.join(out, c.name + '.uprof')}")
             except (OSError, RuntimeError, subprocess.SubprocessError) as e:

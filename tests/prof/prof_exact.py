@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The recorder's exact profile for tests/prof/pattern.c, through
 `uarch-prof report --json`; exec following; exit status passed through;
-bad output path, corrupt and truncated files: one line, exit status 2."""
-import json, os, subprocess, sys, tempfile
+bad output path, corrupt and truncated files: one line, exit status 2;
+--writers: a process that drops to that user is recorded too."""
+import json, os, shutil, subprocess, sys, tempfile
 
 prof, pattern, record_lib = sys.argv[1:4]
 env = dict(os.environ, UARCH_RECORD_LIB=os.path.abspath(record_lib))
@@ -133,6 +134,26 @@ with tempfile.TemporaryDirectory() as d:
     one_line_error("unwritable output", [prof, "-o", os.path.join(d, "no/such/dir/x.uprof"), "--",
                                          "sh", "-c", f": > {marker}"])
     check("program not run after a bad output path", os.path.exists(marker), False)
+    one_line_error("--writers of no such user", [prof, "-o", os.path.join(d, "w.uprof"), "--writers",
+                                                 "no-such-user-uarch", "--", "sh", "-c", f": > {marker}"])
+    check("program not run, no file made after --writers of no such user",
+          (os.path.exists(marker), os.path.exists(os.path.join(d, "w.uprof"))), (False, False))
+
+# --writers: a process that drops to that user (as a server's workers do)
+# is recorded beside its root parent; without it, only the parent is.
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", pattern, "run"]
+        # setpriv (root), then pattern's 3 processes (nobody)
+        for label, extra, want in (("without --writers", [], 1), ("with --writers nobody", ["--writers", "nobody"], 4)):
+            out = os.path.join(d, label.replace(" ", "_") + ".uprof")
+            r = subprocess.run([prof, "-o", out] + extra + ["--", *drop], env=env, capture_output=True, text=True)
+            check(f"{label}: exit status", r.returncode, 0)
+            j = json.loads(subprocess.run([prof, "report", "--json", out], capture_output=True, text=True).stdout)
+            check(f"{label}: processes recorded", j["processes"], want)
+else:
+    print("skip --writers: needs root and setpriv to drop a process to another user")
     for name, blob in [("truncated", data[: len(data) - 100]), ("corrupt", data[:200] + bytes([data[200] ^ 1]) + data[201:]),
                        ("not a profile", b"hello\n"), ("empty", b"")]:
         p = os.path.join(d, "bad.uprof")

@@ -1,16 +1,18 @@
 // uarch-prof: record which memcpy/memmove/memset calls a program makes, and
 // report them.
-//   uarch-prof [-o FILE] [--trace N [--trace-keep first|last]] -- PROGRAM ARGS...
+//   uarch-prof [-o FILE] [--trace N [--trace-keep first|last]] [--writers USER] -- PROGRAM ARGS...
 //       run PROGRAM (and its children) under libuarch_record.so; each
 //       process leaves a file at exit; they are merged into FILE (default
 //       uarch.uprof). --trace N: each process also records its calls in
 //       order, N at most (the first N, the default, or the last N), merged
-//       into FILE's stem + .utrace. Exit status: PROGRAM's.
+//       into FILE's stem + .utrace. --writers USER: processes that become
+//       USER (a server's workers) write theirs too. Exit status: PROGRAM's.
 //   uarch-prof report [--json] [--plot FILE.png] FILE...
 //   uarch-prof report [--dump] TRACE...
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +40,7 @@ int fail(const std::string &msg)
 
 int usage()
 {
-	printf("usage: uarch-prof [-o FILE] [--trace N [--trace-keep first|last]] -- PROGRAM ARGS...\n"
+	printf("usage: uarch-prof [-o FILE] [--trace N [--trace-keep first|last]] [--writers USER] -- PROGRAM ARGS...\n"
 	       "       uarch-prof report [--json] [--plot FILE.png] FILE...\n"
 	       "       uarch-prof report [--dump] FILE.utrace...\n"
 	       "Records the memcpy/memmove/memset calls of PROGRAM and its children\n"
@@ -47,7 +49,9 @@ int usage()
 	       "--trace N: also the calls in their order (op, dst, src, size, thread, time since\n"
 	       "the thread's previous call), at most N a process: the first N (--trace-keep first,\n"
 	       "the default) or the last N; into FILE's stem + .utrace (uarch-bench mem --trace\n"
-	       "replays it).\n");
+	       "replays it).\n"
+	       "--writers USER: the directory the processes write into is USER's (as root), so\n"
+	       "that processes which drop to USER, as a server's workers do, are recorded too.\n");
 	return 0;
 }
 
@@ -117,9 +121,15 @@ void merge_traces(const std::vector<std::string> &paths, const std::string &out)
 		out.c_str(), calls ? cost / double(calls) : 0.0);
 }
 
-int record(int argc, char **argv)
+struct Recording {
+	std::string out = "uarch.uprof", trace_n, keep = "first", writers;
+	int program = 0;   // argv index of PROGRAM
+	std::string parts; // the directory each process writes its part into
+};
+
+// The options before PROGRAM; an error message, or "" when they are right.
+std::string parse_record(int argc, char **argv, Recording *r)
 {
-	std::string out = "uarch.uprof", trace_n, keep = "first";
 	int i = 1;
 	for (; i < argc; i++) {
 		std::string a = argv[i];
@@ -128,70 +138,94 @@ int record(int argc, char **argv)
 			break;
 		}
 		if (a == "--trace" && i + 1 < argc)
-			trace_n = argv[++i];
+			r->trace_n = argv[++i];
 		else if (a.rfind("--trace=", 0) == 0)
-			trace_n = a.substr(8);
+			r->trace_n = a.substr(8);
 		else if (a == "--trace-keep" && i + 1 < argc)
-			keep = argv[++i];
+			r->keep = argv[++i];
 		else if (a.rfind("--trace-keep=", 0) == 0)
-			keep = a.substr(13);
+			r->keep = a.substr(13);
+		else if (a == "--writers" && i + 1 < argc)
+			r->writers = argv[++i];
 		else if (a == "-o" && i + 1 < argc)
-			out = argv[++i];
+			r->out = argv[++i];
 		else if (a.rfind("-o", 0) == 0 && a.size() > 2)
-			out = a.substr(2);
+			r->out = a.substr(2);
 		else if (a[0] != '-')
 			break;
 		else
-			return fail("unknown option '" + a + "' (--help for usage)");
+			return "unknown option '" + a + "' (--help for usage)";
 	}
+	r->program = i;
 	if (i >= argc)
-		return fail("no program to run (uarch-prof [-o FILE] -- PROGRAM ARGS...)");
-	if (!trace_n.empty()) {
+		return "no program to run (uarch-prof [-o FILE] -- PROGRAM ARGS...)";
+	if (!r->trace_n.empty()) {
 		char *end = nullptr;
 		errno = 0;
-		unsigned long long n = strtoull(trace_n.c_str(), &end, 10);
-		if (errno || end == trace_n.c_str() || *end || trace_n[0] == '-' || n < 1 || n > (1ull << 32))
-			return fail("--trace wants a count of calls a process, 1 to 4294967296, got '" + trace_n + "'");
+		unsigned long long n = strtoull(r->trace_n.c_str(), &end, 10);
+		if (errno || end == r->trace_n.c_str() || *end || r->trace_n[0] == '-' || n < 1 || n > (1ull << 32))
+			return "--trace wants a count of calls a process, 1 to 4294967296, got '" + r->trace_n + "'";
 	}
-	if (keep != "first" && keep != "last")
-		return fail("--trace-keep wants first or last, got '" + keep + "'");
+	if (r->keep != "first" && r->keep != "last")
+		return "--trace-keep wants first or last, got '" + r->keep + "'";
+	return "";
+}
+
+// Before PROGRAM runs: the output files writable, the parts directory made
+// (given to --writers: processes that drop to that user write there too;
+// no one else can), the recorder's environment set. An error, or "".
+std::string prepare_record(Recording *r)
+{
 	std::string lib = record_library();
 	if (!exists(lib))
-		return fail(lib + ": recording library not found (set UARCH_RECORD_LIB)");
-	// The output must be writable before the program runs.
-	int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return fail(out + ": " + strerror(errno));
-	close(fd);
-	std::string parts = out + ".parts.XXXXXX";
-	if (!mkdtemp(parts.data()))
-		return fail(parts + ": " + strerror(errno));
+		return lib + ": recording library not found (set UARCH_RECORD_LIB)";
+	errno = 0;
+	const passwd *pw = r->writers.empty() ? nullptr : getpwnam(r->writers.c_str());
+	if (!r->writers.empty() && !pw)
+		return "--writers " + r->writers + ": " + (errno ? strerror(errno) : "no such user");
+	std::vector<std::string> files = {r->out};
+	if (!r->trace_n.empty())
+		files.push_back(trace_path(r->out));
+	for (const std::string &f : files) {
+		int fd = open(f.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return f + ": " + strerror(errno);
+		close(fd);
+	}
+	r->parts = r->out + ".parts.XXXXXX";
+	if (!mkdtemp(r->parts.data()))
+		return r->parts + ": " + strerror(errno);
+	if (pw && chown(r->parts.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+		std::string why = "--writers " + r->writers + ": " + r->parts + ": " + strerror(errno);
+		rmdir(r->parts.c_str());
+		return why;
+	}
 	// Absolute, so that a program that changes directory writes here too.
-	char *abs = realpath(parts.c_str(), nullptr);
-	std::string prefix = std::string(abs ? abs : parts.c_str()) + "/";
+	char *abs = realpath(r->parts.c_str(), nullptr);
+	std::string prefix = std::string(abs ? abs : r->parts.c_str()) + "/";
 	free(abs);
 	setenv("UARCH_PROF_OUT", prefix.c_str(), 1);
-	if (!trace_n.empty()) {
-		setenv("UARCH_PROF_TRACE", trace_n.c_str(), 1);
-		setenv("UARCH_PROF_TRACE_KEEP", keep.c_str(), 1);
-		// Refused now rather than after the program ran.
-		int tfd = open(trace_path(out).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (tfd < 0)
-			return fail(trace_path(out) + ": " + strerror(errno));
-		close(tfd);
+	if (!r->trace_n.empty()) {
+		setenv("UARCH_PROF_TRACE", r->trace_n.c_str(), 1);
+		setenv("UARCH_PROF_TRACE_KEEP", r->keep.c_str(), 1);
 	} else {
 		unsetenv("UARCH_PROF_TRACE");
 	}
 	const char *pre = getenv("LD_PRELOAD");
 	std::string preload = lib + (pre && *pre ? std::string(":") + pre : "");
 	setenv("LD_PRELOAD", preload.c_str(), 1);
+	return "";
+}
 
+// PROGRAM run to its end; its exit status (128 + signal when killed).
+int run_program(char **argv)
+{
 	pid_t pid = fork();
 	if (pid < 0)
 		return fail(std::string("fork: ") + strerror(errno));
 	if (pid == 0) {
-		execvp(argv[i], argv + i);
-		fprintf(stderr, "uarch-prof: %s: %s\n", argv[i], strerror(errno));
+		execvp(argv[0], argv);
+		fprintf(stderr, "uarch-prof: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
 	signal(SIGINT, SIG_IGN);
@@ -199,51 +233,65 @@ int record(int argc, char **argv)
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
 	}
-	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 
+// The processes' parts merged into the output files and removed; code
+// (PROGRAM's status) unless the profile could not be written.
+int collect_parts(const Recording &r, int code)
+{
 	Profile all{};
-	DIR *d = opendir(parts.c_str());
+	DIR *d = opendir(r.parts.c_str());
 	int files = 0;
 	std::vector<std::string> traces;
-	if (d) {
-		while (dirent *e = readdir(d)) {
-			std::string name = e->d_name;
-			if (name.size() > 7 && name.compare(name.size() - 7, 7, ".utrace") == 0) {
-				traces.push_back(parts + "/" + name);
-				continue;
-			}
-			if (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0)
-				continue;
-			Profile p;
-			std::string why, path = parts + "/" + name;
-			if (load(path, &p, &why) && !merge(&all, p))
-				why = "its counts and the others' overflow 64 bits together";
-			if (why.empty()) {
-				files++;
-			} else {
-				fprintf(stderr, "uarch-prof: %s: %s (left out)\n", path.c_str(), why.c_str());
-			}
-			unlink(path.c_str());
+	while (dirent *e = d ? readdir(d) : nullptr) {
+		std::string name = e->d_name, path = r.parts + "/" + name;
+		if (name.size() > 7 && name.compare(name.size() - 7, 7, ".utrace") == 0) {
+			traces.push_back(path);
+			continue;
 		}
-		closedir(d);
+		if (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0)
+			continue;
+		Profile p;
+		std::string why;
+		if (load(path, &p, &why) && !merge(&all, p))
+			why = "its counts and the others' overflow 64 bits together";
+		if (why.empty())
+			files++;
+		else
+			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", path.c_str(), why.c_str());
+		unlink(path.c_str());
 	}
+	if (d)
+		closedir(d);
 	std::sort(traces.begin(), traces.end());
-	if (!trace_n.empty())
-		merge_traces(traces, trace_path(out));
+	if (!r.trace_n.empty())
+		merge_traces(traces, trace_path(r.out));
 	for (const std::string &t : traces)
 		unlink(t.c_str());
-	rmdir(parts.c_str());
+	rmdir(r.parts.c_str());
 	if (!files) {   // FILE, if it exists, is left as it was
 		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or killed by a signal?); %s not written\n",
-			out.c_str());
+			r.out.c_str());
 		return code;
 	}
 	std::string why;
-	if (!save(out, all, &why)) {
-		fprintf(stderr, "uarch-prof: %s: %s\n", out.c_str(), why.c_str());
+	if (!save(r.out, all, &why)) {
+		fprintf(stderr, "uarch-prof: %s: %s\n", r.out.c_str(), why.c_str());
 		return code ? code : 1;
 	}
 	return code;
+}
+
+int record(int argc, char **argv)
+{
+	Recording r;
+	std::string err = parse_record(argc, argv, &r);
+	if (err.empty())
+		err = prepare_record(&r);
+	if (!err.empty())
+		return fail(err);
+	return collect_parts(r, run_program(argv + r.program));
 }
 
 struct OpSummary {

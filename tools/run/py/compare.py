@@ -261,7 +261,7 @@ def copied_bytes(tools, w):
     (smallest, largest, bytes) from a recorded run (uarch-prof), or None."""
     path = os.path.join(w.ctx.work, "tune.uprof")
     try:
-        w.trace([tools["prof"], "-o", path, "--"])
+        w.trace([tools["prof"], "-o", path, *w.writers(), "--"])
         j = json.loads(subprocess.run([tools["prof"], "report", "--json", path], capture_output=True, text=True,
                                       timeout=120).stdout)
         return [(lo, hi, n * (lo + hi) // 2) for op in ("memcpy", "memmove") for lo, hi, n in j["ops"][op]["sizes"]]

@@ -47,10 +47,12 @@ class Predictor:
         # load, runs before the measured one (w.trace_runs) and stop.
         keep, base, runs = [], [], 1
         if w.server:
-            w.trace([self.prof, "-o", os.path.join(d, "base.uprof"), "--trace", "1", "--"], runs=w.trace_runs)
+            w.trace([self.prof, "-o", os.path.join(d, "base.uprof"), "--trace", "1", *w.writers(), "--"],
+                    runs=w.trace_runs)
             keep, base = ["--trace-keep", "last"], ["--trace-base", os.path.join(d, "base.utrace")]
             runs = w.trace_runs + 1
-        w.trace([self.prof, "-o", os.path.join(d, "run.uprof"), "--trace", str(self.CALLS), *keep, "--"], runs=runs)
+        w.trace([self.prof, "-o", os.path.join(d, "run.uprof"), "--trace", str(self.CALLS), *keep, *w.writers(), "--"],
+                runs=runs)
         if self.keep:
             shutil.copyfile(os.path.join(d, "run.utrace"), os.path.join(self.keep, w.name + ".utrace"))
             if base:

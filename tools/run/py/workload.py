@@ -72,6 +72,11 @@ class Workload:
         """A directory the workload's processes can write into."""
         os.makedirs(path, exist_ok=True)
 
+    def writers(self):
+        """uarch-prof's options for a program whose processes drop to
+        another user themselves (nginx's workers): they write their parts."""
+        return []
+
     def stop(self):
         pass
 
