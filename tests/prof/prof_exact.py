@@ -139,21 +139,6 @@ with tempfile.TemporaryDirectory() as d:
     check("program not run, no file made after --writers of no such user",
           (os.path.exists(marker), os.path.exists(os.path.join(d, "w.uprof"))), (False, False))
 
-# --writers: a process that drops to that user (as a server's workers do)
-# is recorded beside its root parent; without it, only the parent is.
-if os.geteuid() == 0 and shutil.which("setpriv"):
-    with tempfile.TemporaryDirectory() as d:
-        os.chmod(d, 0o755)
-        drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", pattern, "run"]
-        # setpriv (root), then pattern's 3 processes (nobody)
-        for label, extra, want in (("without --writers", [], 1), ("with --writers nobody", ["--writers", "nobody"], 4)):
-            out = os.path.join(d, label.replace(" ", "_") + ".uprof")
-            r = subprocess.run([prof, "-o", out] + extra + ["--", *drop], env=env, capture_output=True, text=True)
-            check(f"{label}: exit status", r.returncode, 0)
-            j = json.loads(subprocess.run([prof, "report", "--json", out], capture_output=True, text=True).stdout)
-            check(f"{label}: processes recorded", j["processes"], want)
-else:
-    print("skip --writers: needs root and setpriv to drop a process to another user")
     for name, blob in [("truncated", data[: len(data) - 100]), ("corrupt", data[:200] + bytes([data[200] ^ 1]) + data[201:]),
                        ("not a profile", b"hello\n"), ("empty", b"")]:
         p = os.path.join(d, "bad.uprof")
@@ -185,6 +170,36 @@ else:
         r = subprocess.run([prof, "report", v1], stdout=full, stderr=subprocess.PIPE, text=True, env=env)
     check("report to a full disk: exit status", r.returncode, 2)
     check("report to a full disk: one line", len(r.stderr.splitlines()), 1)
+
+# --writers: a process that drops to that user (as a server's workers do)
+# is recorded beside its root parent; without it, only the parent is.
+if os.geteuid() == 0 and shutil.which("setpriv"):
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o755)
+        drop = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", pattern, "run"]
+        # setpriv (root), then pattern's 3 processes (nobody)
+        for label, extra, want in (("without --writers", [], 1), ("with --writers nobody", ["--writers", "nobody"], 4)):
+            out = os.path.join(d, label.replace(" ", "_") + ".uprof")
+            r = subprocess.run([prof, "-o", out] + extra + ["--", *drop], env=env, capture_output=True, text=True)
+            check(f"{label}: exit status", r.returncode, 0)
+            j = json.loads(subprocess.run([prof, "report", "--json", out], capture_output=True, text=True).stdout)
+            check(f"{label}: processes recorded", j["processes"], want)
+        # What the writers plant in the directory (a link to a root-only
+        # file, a FIFO) is left out, by name, and read by no one.
+        out = os.path.join(d, "planted.uprof")
+        plant = 'ln -s /etc/shadow "${UARCH_PROF_OUT}x.uprof" && mkfifo "${UARCH_PROF_OUT}y.utrace" && exec "$0" run'
+        r = subprocess.run([prof, "-o", out, "--trace", "100", "--writers", "nobody", "--", *drop[:4], "sh", "-c",
+                            plant, pattern], env=env, capture_output=True, text=True, timeout=60)
+        check("planted link and FIFO: exit status", r.returncode, 0)
+        left = sorted(line.split(": ")[-1] for line in r.stderr.splitlines() if "(left out)" in line)
+        check("planted link and FIFO: both left out", left, ["a symbolic link, not followed (left out)", "not a regular file (left out)"])
+        # Not root: no directory given away, no file made.
+        os.chmod(d, 0o777)
+        one_line_error("--writers root, not as root", [*drop[:4], prof, "-o", os.path.join(d, "n.uprof"),
+                                                       "--writers", "root", "--", "true"])
+        check("--writers root, not as root: no file made", os.path.exists(os.path.join(d, "n.uprof")), False)
+else:
+    print("skip --writers: needs root and setpriv to drop a process to another user")
 
 for f in failures:
     print("FAIL", f)

@@ -83,16 +83,21 @@ std::string trace_path(const std::string &out)
 	return (uprof ? out.substr(0, n - 6) : out) + ".utrace";
 }
 
+// A process's file: where it was written, and the path it is read by.
+struct Part {
+	std::string path, via;
+};
+
 // The processes' traces, by start time, into one file; what it holds and
 // what recording cost, on stderr.
-void merge_traces(const std::vector<std::string> &paths, const std::string &out)
+void merge_traces(const std::vector<Part> &parts, const std::string &out)
 {
 	std::vector<TraceSection> all;
-	for (const std::string &p : paths) {
+	for (const Part &p : parts) {
 		std::vector<TraceSection> s;
 		std::string why;
-		if (!load_trace(p, &s, &why))
-			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", p.c_str(), why.c_str());
+		if (!load_trace(p.via, &s, &why))
+			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", p.path.c_str(), why.c_str());
 		else
 			all.insert(all.end(), s.begin(), s.end());
 	}
@@ -147,6 +152,8 @@ std::string parse_record(int argc, char **argv, Recording *r)
 			r->keep = a.substr(13);
 		else if (a == "--writers" && i + 1 < argc)
 			r->writers = argv[++i];
+		else if (a.rfind("--writers=", 0) == 0)
+			r->writers = a.substr(10);
 		else if (a == "-o" && i + 1 < argc)
 			r->out = argv[++i];
 		else if (a.rfind("-o", 0) == 0 && a.size() > 2)
@@ -179,10 +186,11 @@ std::string prepare_record(Recording *r)
 	std::string lib = record_library();
 	if (!exists(lib))
 		return lib + ": recording library not found (set UARCH_RECORD_LIB)";
-	errno = 0;
 	const passwd *pw = r->writers.empty() ? nullptr : getpwnam(r->writers.c_str());
 	if (!r->writers.empty() && !pw)
-		return "--writers " + r->writers + ": " + (errno ? strerror(errno) : "no such user");
+		return "--writers " + r->writers + ": no such user";
+	if (pw && geteuid() != 0 && pw->pw_uid != geteuid())
+		return "--writers " + r->writers + ": only root can give the directory to another user";
 	std::vector<std::string> files = {r->out};
 	if (!r->trace_n.empty())
 		files.push_back(trace_path(r->out));
@@ -217,12 +225,13 @@ std::string prepare_record(Recording *r)
 	return "";
 }
 
-// PROGRAM run to its end; its exit status (128 + signal when killed).
+// PROGRAM run to its end; its exit status (128 + signal when killed), or
+// -1 when it could not be started (errno).
 int run_program(char **argv)
 {
 	pid_t pid = fork();
 	if (pid < 0)
-		return fail(std::string("fork: ") + strerror(errno));
+		return -1;
 	if (pid == 0) {
 		execvp(argv[0], argv);
 		fprintf(stderr, "uarch-prof: %s: %s\n", argv[0], strerror(errno));
@@ -236,6 +245,24 @@ int run_program(char **argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+// A part's path, as a path that reads the regular file it names now:
+// /proc/self/fd/N of a descriptor opened without following a link (and
+// kept in fds), or "" with why. With --writers, another user can plant
+// links and FIFOs here.
+std::string regular_file(const std::string &path, std::vector<int> *fds, std::string *why)
+{
+	int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*why = fd >= 0 ? "not a regular file" : errno == ELOOP ? "a symbolic link, not followed" : strerror(errno);
+		if (fd >= 0)
+			close(fd);
+		return "";
+	}
+	fds->push_back(fd);
+	return "/proc/self/fd/" + std::to_string(fd);
+}
+
 // The processes' parts merged into the output files and removed; code
 // (PROGRAM's status) unless the profile could not be written.
 int collect_parts(const Recording &r, int code)
@@ -243,32 +270,32 @@ int collect_parts(const Recording &r, int code)
 	Profile all{};
 	DIR *d = opendir(r.parts.c_str());
 	int files = 0;
-	std::vector<std::string> traces;
+	std::vector<Part> traces;
+	std::vector<int> fds;
 	while (dirent *e = d ? readdir(d) : nullptr) {
 		std::string name = e->d_name, path = r.parts + "/" + name;
-		if (name.size() > 7 && name.compare(name.size() - 7, 7, ".utrace") == 0) {
-			traces.push_back(path);
+		bool trace = name.size() > 7 && name.compare(name.size() - 7, 7, ".utrace") == 0;
+		if (!trace && (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0))
 			continue;
-		}
-		if (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0)
-			continue;
+		std::string why, via = regular_file(path, &fds, &why);
 		Profile p;
-		std::string why;
-		if (load(path, &p, &why) && !merge(&all, p))
+		if (trace && why.empty())
+			traces.push_back({path, via});
+		else if (why.empty() && load(via, &p, &why) && !merge(&all, p))
 			why = "its counts and the others' overflow 64 bits together";
-		if (why.empty())
-			files++;
-		else
+		if (!why.empty())
 			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", path.c_str(), why.c_str());
+		else if (!trace)
+			files++;
 		unlink(path.c_str());
 	}
 	if (d)
 		closedir(d);
-	std::sort(traces.begin(), traces.end());
+	std::sort(traces.begin(), traces.end(), [](const Part &a, const Part &b) { return a.path < b.path; });
 	if (!r.trace_n.empty())
 		merge_traces(traces, trace_path(r.out));
-	for (const std::string &t : traces)
-		unlink(t.c_str());
+	for (int fd : fds)
+		close(fd);
 	rmdir(r.parts.c_str());
 	if (!files) {   // FILE, if it exists, is left as it was
 		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or killed by a signal?); %s not written\n",
@@ -291,7 +318,13 @@ int record(int argc, char **argv)
 		err = prepare_record(&r);
 	if (!err.empty())
 		return fail(err);
-	return collect_parts(r, run_program(argv + r.program));
+	int code = run_program(argv + r.program);
+	if (code < 0) {
+		err = std::string("fork: ") + strerror(errno);
+		rmdir(r.parts.c_str());
+		return fail(err);
+	}
+	return collect_parts(r, code);
 }
 
 struct OpSummary {
