@@ -4,6 +4,7 @@
 set -e
 for c in "gzip -9" "xz -1 -T1" "zstd -12 -q"; do
 	$c -c data > packed
-	$c -d -c packed | cmp - data
+	$c -d -c packed > back
+	cmp back data
 	echo "${c%% *}: $(wc -c < data) -> $(wc -c < packed) bytes, round trip exact, $(sha256sum < packed)"
 done

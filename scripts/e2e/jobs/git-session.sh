@@ -20,5 +20,6 @@ git gc -q
 git fsck --full --strict
 git log --stat --format='%H %s'
 git diff HEAD~3 HEAD --stat
-git archive --format=tar HEAD | sha256sum
+git archive --format=tar -o ../archive.tar HEAD
+sha256sum < ../archive.tar
 git cat-file -p HEAD
