@@ -344,7 +344,8 @@ def tune(a, ctx_for, tools):
         r = subprocess.run([tools["tune"], "--section", section, "--entries", chosen] + where,
                            capture_output=True, text=True)
         sys.stdout.write(r.stdout)
-        if r.returncode:
+        if r.returncode:   # what was found is printed all the same
+            print(f"tunables: {chosen}", flush=True)
             raise RuntimeError((r.stderr.strip().splitlines() or ["uarch-tune failed"])[-1])
     print(f"tunables: {chosen}")
     return 0
