@@ -41,8 +41,13 @@ if [ -z "$release" ]; then
   exec /usr/bin/python3 "$root/scripts/e2e/suite.py" ${out:+--out "$out"} "${rest[@]}"
 fi
 case $release in 12|13) ;; *) echo "bench-e2e: --debian $release: not 12 or 13" >&2; exit 2 ;; esac
+value=""   # the last word was an option that takes a value (the next word)
 for a in "${rest[@]}"; do
-  case $a in -*) ;; *) echo "bench-e2e: give no BUILD_DIR with --debian (uarch is built inside the root)" >&2; exit 2 ;; esac
+  case $value$a in
+    --pairs|--programs|--scale|--seed|--record-profiles) value=@ ;;
+    -*|@*) value="" ;;
+    *) echo "bench-e2e: give no BUILD_DIR with --debian (uarch is built inside the root)" >&2; exit 2 ;;
+  esac
 done
 out=$(mkdir -p "${out:-$root/build/e2e-debian$release}" && cd "${out:-$root/build/e2e-debian$release}" && pwd)
 build=build-debian$release

@@ -44,16 +44,18 @@ v=$(field "$tmp/none.json" 'f"{median_ratio:.3f} [{ci_low:.3f}, {ci_high:.3f}] {
 check "no memcpy that matters: $v" \
 	python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["verdict"].startswith("no difference") or (r["ci_low"] < 1.05 and r["ci_high"] > 0.95)))' "$tmp/none.json"
 
-# 8-32 KiB copies through uarch against its portable memcpy: resolved.
-"$run" --compare --pairs 6 --tunables '' --against memcpy=generic --json --csv "$tmp/pairs.csv" -- "$copies" hot 2048 \
+# 8-32 KiB copies through uarch against its portable memcpy (about 2x):
+# resolved as faster (an interval seen at [1.147, 2.237] with 6 pairs on a
+# loaded guest: the bounds asserted are loose, the verdict is not).
+"$run" --compare --pairs 10 --tunables '' --against memcpy=generic --json --csv "$tmp/pairs.csv" -- "$copies" hot 2048 \
 	> "$tmp/hot.json" || { echo "FAIL --compare hot"; fail=1; }
 v=$(field "$tmp/hot.json" 'f"{median_ratio:.3f} [{ci_low:.3f}, {ci_high:.3f}] {verdict}"')
-check "a difference resolved: $v" python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["ci_low"] > 1.2 and r["verdict"].startswith("faster")))' "$tmp/hot.json"
+check "a difference resolved: $v" python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["verdict"].startswith("faster") and r["ci_low"] > 1.05 and r["median_ratio"] > 1.3))' "$tmp/hot.json"
 check "--json: the pairs' times and order" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-sys.exit(not (r["pairs"] == 6 and len(r["without_s"]) == len(r["with_s"]) == len(r["first"]) == 6 and r["cpu"] and r["libc"].startswith("glibc")))' "$tmp/hot.json"
-check "--csv: a header and 6 pairs" test "$(wc -l < "$tmp/pairs.csv")" -eq 7
+sys.exit(not (r["pairs"] == 10 and len(r["without_s"]) == len(r["with_s"]) == len(r["first"]) == 10 and r["cpu"] and r["libc"].startswith("glibc")))' "$tmp/hot.json"
+check "--csv: a header and 10 pairs" test "$(wc -l < "$tmp/pairs.csv")" -eq 11
 
 # A server started for each run, measured while its client runs.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
