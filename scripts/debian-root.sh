@@ -7,8 +7,8 @@
 # /var/cache/uarch/roots) is made once and never changed: every run works
 # in a copy of it, so each run starts from a new machine's packages. The
 # copy goes away afterwards unless --keep DIR names where to keep it
-# (a later --keep DIR with the same DIR reuses it, packages and builds
-# included). /proc, /sys, /dev and /dev/pts are mounted in a mount
+# (a later --keep DIR with the same DIR reuses it with the packages
+# installed; /src is copied afresh every run, so builds in it are not kept). /proc, /sys, /dev and /dev/pts are mounted in a mount
 # namespace of the run's own, so they are unmounted whatever happens.
 # The tree copied in: tracked files as they are now and new files git does
 # not ignore. --bind DIR mounts DIR (an absolute path) at the same path
