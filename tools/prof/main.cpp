@@ -83,10 +83,14 @@ std::string trace_path(const std::string &out)
 	return (uprof ? out.substr(0, n - 6) : out) + ".utrace";
 }
 
-// A process's file: where it was written, and the path it is read by.
+// A process's trace: where it was written, and the descriptor it is read
+// through (see regular_file).
 struct Part {
-	std::string path, via;
+	std::string path;
+	int fd;
 };
+
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // The processes' traces, by start time, into one file; what it holds and
 // what recording cost, on stderr.
@@ -96,7 +100,7 @@ void merge_traces(const std::vector<Part> &parts, const std::string &out)
 	for (const Part &p : parts) {
 		std::vector<TraceSection> s;
 		std::string why;
-		if (!load_trace(p.via, &s, &why))
+		if (!load_trace(fd_path(p.fd), &s, &why))
 			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", p.path.c_str(), why.c_str());
 		else
 			all.insert(all.end(), s.begin(), s.end());
@@ -245,22 +249,19 @@ int run_program(char **argv)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-// A part's path, as a path that reads the regular file it names now:
-// /proc/self/fd/N of a descriptor opened without following a link (and
-// kept in fds), or "" with why. With --writers, another user can plant
-// links and FIFOs here.
-std::string regular_file(const std::string &path, std::vector<int> *fds, std::string *why)
+// The regular file path names now, opened without following a link, or
+// -1 with why: with --writers, another user can plant links and FIFOs in
+// the parts directory. Read through fd_path(), closed by the caller.
+int regular_file(const std::string &path, std::string *why)
 {
 	int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		*why = fd >= 0 ? "not a regular file" : errno == ELOOP ? "a symbolic link, not followed" : strerror(errno);
-		if (fd >= 0)
-			close(fd);
-		return "";
-	}
-	fds->push_back(fd);
-	return "/proc/self/fd/" + std::to_string(fd);
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return fd;
+	*why = fd >= 0 ? "not a regular file" : errno == ELOOP ? "a symbolic link, not followed" : strerror(errno);
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 // The processes' parts merged into the output files and removed; code
@@ -271,18 +272,21 @@ int collect_parts(const Recording &r, int code)
 	DIR *d = opendir(r.parts.c_str());
 	int files = 0;
 	std::vector<Part> traces;
-	std::vector<int> fds;
 	while (dirent *e = d ? readdir(d) : nullptr) {
 		std::string name = e->d_name, path = r.parts + "/" + name;
 		bool trace = name.size() > 7 && name.compare(name.size() - 7, 7, ".utrace") == 0;
 		if (!trace && (name.size() < 6 || name.compare(name.size() - 6, 6, ".uprof") != 0))
 			continue;
-		std::string why, via = regular_file(path, &fds, &why);
+		std::string why;
+		int fd = regular_file(path, &why);
 		Profile p;
-		if (trace && why.empty())
-			traces.push_back({path, via});
-		else if (why.empty() && load(via, &p, &why) && !merge(&all, p))
-			why = "its counts and the others' overflow 64 bits together";
+		if (fd >= 0 && trace) {
+			traces.push_back({path, fd});
+		} else if (fd >= 0) {
+			if (load(fd_path(fd), &p, &why) && !merge(&all, p))
+				why = "its counts and the others' overflow 64 bits together";
+			close(fd);
+		}
 		if (!why.empty())
 			fprintf(stderr, "uarch-prof: %s: %s (left out)\n", path.c_str(), why.c_str());
 		else if (!trace)
@@ -294,8 +298,8 @@ int collect_parts(const Recording &r, int code)
 	std::sort(traces.begin(), traces.end(), [](const Part &a, const Part &b) { return a.path < b.path; });
 	if (!r.trace_n.empty())
 		merge_traces(traces, trace_path(r.out));
-	for (int fd : fds)
-		close(fd);
+	for (const Part &t : traces)
+		close(t.fd);
 	rmdir(r.parts.c_str());
 	if (!files) {   // FILE, if it exists, is left as it was
 		fprintf(stderr, "uarch-prof: no process wrote a profile (statically linked, or killed by a signal?); %s not written\n",
