@@ -338,16 +338,17 @@ def tune(a, ctx_for, tools):
             for t, r in rows:
                 out.writerow([shlex.join(a.cmd), t, "defaults", r["pairs"], "%.4f" % r["median_ratio"],
                               "%.4f" % r["ci_low"], "%.4f" % r["ci_high"], int(t == chosen), cpu, libc])
-    if a.install and chosen:
-        section = os.path.basename(a.cmd[0])
-        where = ["--output", a.profile] if a.profile else ["--install"]
-        r = subprocess.run([tools["tune"], "--section", section, "--entries", chosen] + where,
-                           capture_output=True, text=True)
-        sys.stdout.write(r.stdout)
-        if r.returncode:   # what was found is printed all the same
-            print(f"tunables: {chosen}", flush=True)
-            raise RuntimeError((r.stderr.strip().splitlines() or ["uarch-tune failed"])[-1])
-    print(f"tunables: {chosen}")
+    try:
+        if a.install and chosen:
+            section = os.path.basename(a.cmd[0])
+            where = ["--output", a.profile] if a.profile else ["--install"]
+            r = subprocess.run([tools["tune"], "--section", section, "--entries", chosen] + where,
+                               capture_output=True, text=True)
+            sys.stdout.write(r.stdout)
+            if r.returncode:
+                raise RuntimeError((r.stderr.strip().splitlines() or ["uarch-tune failed"])[-1])
+    finally:   # last, and printed even when writing it failed
+        print(f"tunables: {chosen}", flush=True)
     return 0
 
 
