@@ -79,14 +79,15 @@ constexpr SizeRule kib(uint32_t n) { return {Size::bytes, n << 10}; }
 // where the CPU has ERMS (select_plan closes it elsewhere), so a row
 // needs ERMS only where its non-temporal thresholds do.
 constexpr Rule x86_rules[] = {
-	// Zen 5 without FSRS: rep movsb from 8 KiB up to the L2 size, rep stosb
-	// from 2 KiB on. Decided end to end, not on hot buffers: into
-	// destinations out of the cache the vector loop cost MariaDB 19-22%
-	// (glibc 2.36), and rep movsb past the L2 cost CPython's joins 4-6%.
+	// Zen 5 without FSRS: glibc's rep movsb start (2112 B) up to the L2
+	// size, rep stosb from 2 KiB on. Decided end to end, not on hot
+	// buffers: into destinations out of the cache the vector loop cost
+	// MariaDB 19-22% (glibc 2.36) from 26 KiB, and 1-8% from 8 KiB; rep
+	// movsb past the L2 cost CPython's joins 4-6%.
 	// docs/measurements/policy-evidence.md#zen5
 	{{.vendor = Vendor::amd, .zen = Zen::zen5, .lacks = fbit(f_fsrs)}, Evidence::zen5,
 	 {Size::l3_quarter}, {Size::nt},
-	 kib(8), {Size::l2_or_1m}, kib(2), {Size::unbounded}},
+	 {Size::glibc_movsb}, {Size::l2_or_1m}, kib(2), {Size::unbounded}},
 	// Zen 4 without FSRS, the avx512 variant, ERMS: rep movsb from 8 KiB
 	// and rep stosb from 2 KiB, both up to the non-temporal threshold (into
 	// destinations out of the cache the vector loops lost a real program
