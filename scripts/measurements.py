@@ -5,7 +5,7 @@
     scripts/measurements.py --import-e2e E2E_CSV SLUG COMMIT DATE
                                              put the e2e.csv of scripts/bench-e2e.sh into
                                              docs/measurements/e2e/SLUG.csv, replacing
-                                             the rows of the same C library
+                                             the rows of the same programs and C library
     scripts/measurements.py --check          fail (exit 1) when a committed page differs
                                              from what the CSV generates, when a CSV row
                                              is malformed, or when a relative link in
@@ -325,14 +325,18 @@ def import_e2e(src, slug, commit, date):
                     'note': r['name'] + (', CPU time per request' if scale != 1.0 else '')})
     os.makedirs(os.path.join(MEAS, 'e2e'), exist_ok=True)
     path = os.path.join(MEAS, 'e2e', slug + '.csv')
-    libcs = {r['libc'] for r in out}
-    kept = [r for r in csv.DictReader(open(path))] if os.path.exists(path) else []
-    kept = [r for r in kept if r['libc'] not in libcs]
+    # A row is a program of the suite (note starts with its name) on a C library.
+    key = lambda r: (r['libc'], r['note'].split(',')[0])
+    new = {key(r): r for r in out}
+    rows = [r for r in csv.DictReader(open(path))] if os.path.exists(path) else []
+    kept = len([r for r in rows if key(r) not in new])
+    rows = [new.pop(key(r), r) for r in rows] + list(new.values())   # replaced in place, new ones last
     with open(path, 'w', newline='') as f:
         w = csv.DictWriter(f, E2E_COLS, lineterminator='\n')
         w.writeheader()
-        w.writerows(kept + out)
-    print(f'wrote {rel(path)}: {len(out)} programs ({", ".join(sorted(libcs))}), {len(kept)} rows of other C libraries kept')
+        w.writerows(rows)
+    libcs = sorted({r['libc'] for r in out})
+    print(f'wrote {rel(path)}: {len(out)} programs ({", ".join(libcs)}), {kept} other rows kept')
 
 
 def main(argv):
