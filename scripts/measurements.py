@@ -184,21 +184,43 @@ def e2e_rows(slugs, cpus):
     return rows
 
 
-def e2e_table(e2e, cpus, only=None):
-    out = ['| CPU | C library | program | workload | plain / uarch CPU time | 95% CI | predicted | in memcpy & co | code, date |',
-           '|---|---|---|---|---|---|---|---|---|']
+def e2e_table(e2e, c):
+    """A CPU page's table: one row per program and C library."""
+    out = ['| C library | program | workload | plain / uarch CPU time | 95% CI | predicted | in memcpy & co | code, date |',
+           '|---|---|---|---|---|---|---|---|']
+    mine = [r for r in e2e if r['cpu'] == c['slug']]
+    if not mine:
+        out.append('| | | not measured yet on this CPU | | | | | |')
+    for r in mine:
+        ci = f'{r["ci_lo"]}-{r["ci_hi"]}' if r['ci_lo'] else ''
+        share = f'{float(r["share"]) * 100:.1f}%' if r['share'] else ''
+        out.append(f'| {r["libc"]} | {md_cell(r["program"])} | {md_cell(r["workload"])} | {r["ratio"]}'
+                   f' | {ci} | {r["predicted"]} | {share} | {r["commit"]}, {r["date"]} |')
+    return out
+
+
+def e2e_summary(e2e, cpus):
+    """The README's table: one row per CPU and C library; the programs' rows
+    are on the CPU's page."""
+    out = ['| CPU | C library | programs | gained (interval above 1) | measurably slower (interval below 0.99) '
+           '| the others | code, date |', '|---|---|---|---|---|---|---|']
     for c in cpus:
-        if only and c['slug'] != only:
-            continue
-        name = f'[{c["name"]}](docs/measurements/{c["slug"]}.md)' if not only else c['name']
+        name = f'[{c["name"]}](docs/measurements/{c["slug"]}.md)'
         mine = [r for r in e2e if r['cpu'] == c['slug']]
         if not mine:
-            out.append(f'| {name} | | | | not measured yet on this CPU | | | | |')
-        for r in mine:
-            ci = f'{r["ci_lo"]}-{r["ci_hi"]}' if r['ci_lo'] else ''
-            share = f'{float(r["share"]) * 100:.1f}%' if r['share'] else ''
-            out.append(f'| {name} | {r["libc"]} | {md_cell(r["program"])} | {md_cell(r["workload"])} | {r["ratio"]}'
-                       f' | {ci} | {r["predicted"]} | {share} | {r["commit"]}, {r["date"]} |')
+            out.append(f'| {name} | | | | | not measured yet on this CPU | |')
+        for libc in sorted({r['libc'] for r in mine}):
+            rows = [r for r in mine if r['libc'] == libc]
+            lo = lambda r: float(r['ci_lo']) if r['ci_lo'] else None
+            hi = lambda r: float(r['ci_hi']) if r['ci_hi'] else None
+            up = [r for r in rows if lo(r) is not None and lo(r) > 1]
+            down = [r for r in rows if hi(r) is not None and hi(r) < 0.99]
+            rest = [float(r['ratio']) for r in rows if r not in up and r not in down]
+            named = lambda rs: ', '.join(f'{r["note"].split(",")[0]} {r["ratio"]}' for r in rs) or 'none'
+            span = f'{min(rest):.3f}-{max(rest):.3f}' if rest else ''
+            codes = ', '.join(sorted({r['commit'] for r in rows}))
+            dates = ', '.join(sorted({r['date'] for r in rows}))
+            out.append(f'| {name} | {libc} | {len(rows)} | {named(up)} | {named(down)} | {span} | {codes}; {dates} |')
     return out
 
 
@@ -215,7 +237,7 @@ def cpu_page(c, rows_by_file, e2e):
            'microbenchmarks; how little of them whole programs feel is in the README\'s '
            '[When it helps](../../README.md#when-it-helps).', '',
            '## Real programs (CPU time, plain / uarch)', '']
-    out += e2e_table(e2e, [c], only=slug)
+    out += e2e_table(e2e, c)
     out.append('')
     for f, rows in rows_by_file:
         out.append(f'## [{f}]({slug}/{f})')
@@ -244,6 +266,7 @@ def index_page(cpus):
             '[archive/uarch-audit.md](archive/uarch-audit.md): the tools\' measurement notes;',
             '- [archive/readme-sections.md](archive/readme-sections.md): the README\'s usage and design '
             'sections as they stood before the split, for the figures in them;',
+            '- [real-programs.md](real-programs.md): what the end-to-end suite found, beyond its tables;',
             '- [policy-evidence.md](policy-evidence.md): the measurements behind each default of the policy.',
             '',
             '## Adding results', '',
@@ -381,7 +404,7 @@ def main(argv):
             errors.append(f'docs/measurements/{c["slug"]}/: no CSV for a CPU of cpus.csv')
         want[os.path.join(MEAS, c['slug'] + '.md')] = cpu_page(c, files, e2e)
     readme = os.path.join(ROOT, 'README.md')
-    want[readme] = splice_readme(open(readme).read(), e2e_table(e2e, cpus))
+    want[readme] = splice_readme(open(readme).read(), e2e_summary(e2e, cpus))
 
     stale = []
     for path, text in want.items():
