@@ -199,6 +199,11 @@ def e2e_table(e2e, c):
     return out
 
 
+def suite_name(r):
+    """The suite's name of an e2e row's program: its note starts with it."""
+    return r['note'].split(',')[0]
+
+
 def e2e_summary(e2e, cpus):
     """The README's table: one row per CPU and C library; the programs' rows
     are on the CPU's page."""
@@ -211,12 +216,10 @@ def e2e_summary(e2e, cpus):
             out.append(f'| {name} | | | | | not measured yet on this CPU | |')
         for libc in sorted({r['libc'] for r in mine}):
             rows = [r for r in mine if r['libc'] == libc]
-            lo = lambda r: float(r['ci_lo']) if r['ci_lo'] else None
-            hi = lambda r: float(r['ci_hi']) if r['ci_hi'] else None
-            up = [r for r in rows if lo(r) is not None and lo(r) > 1]
-            down = [r for r in rows if hi(r) is not None and hi(r) < 0.99]
+            up = [r for r in rows if r['ci_lo'] and float(r['ci_lo']) > 1]
+            down = [r for r in rows if r['ci_hi'] and float(r['ci_hi']) < 0.99]
             rest = [float(r['ratio']) for r in rows if r not in up and r not in down]
-            named = lambda rs: ', '.join(f'{r["note"].split(",")[0]} {r["ratio"]}' for r in rs) or 'none'
+            named = lambda rs: ', '.join(f'{suite_name(r)} {r["ratio"]}' for r in rs) or 'none'
             span = f'{min(rest):.3f}-{max(rest):.3f}' if rest else ''
             codes = ', '.join(sorted({r['commit'] for r in rows}))
             dates = ', '.join(sorted({r['date'] for r in rows}))
@@ -348,8 +351,7 @@ def import_e2e(src, slug, commit, date):
                     'note': r['name'] + (', CPU time per request' if scale != 1.0 else '')})
     os.makedirs(os.path.join(MEAS, 'e2e'), exist_ok=True)
     path = os.path.join(MEAS, 'e2e', slug + '.csv')
-    # A row is a program of the suite (note starts with its name) on a C library.
-    key = lambda r: (r['libc'], r['note'].split(',')[0])
+    key = lambda r: (r['libc'], suite_name(r))   # a row: a program of the suite on a C library
     new = {key(r): r for r in out}
     rows = [r for r in csv.DictReader(open(path))] if os.path.exists(path) else []
     kept = len([r for r in rows if key(r) not in new])
