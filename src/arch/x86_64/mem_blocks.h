@@ -318,12 +318,20 @@ __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, con
 	// The windows' tests are 'unlikely' for the layout: the loop, which
 	// the smaller (more frequent) sizes take, falls through.
 	if (__builtin_expect(n >= p.movsb_min && n < p.movsb_max && n > 64 && movsb_distance_ok(d, s), 0)) {
-		// Zen 3 runs rep movsb slowly to a misaligned dst: copy up to the
-		// next 64-byte boundary with vectors, then the rest.
+		// Zen 3 runs rep movsb slowly to a misaligned dst: rep movsb from
+		// the next 64-byte boundary, the first 64 bytes with vectors. They
+		// are loaded first (d < s may overlap) and stored last: a store
+		// before it into a line out of the cache delayed rep movsb (Zen 5
+		// guest, glibc 2.36: cold 4 KiB 0.80-0.84x glibc stored first,
+		// 0.995-1.003x stored last; docs/measurements/policy-evidence.md#zen5).
+		constexpr size_t k = 64 / V::size;
+		typename V::T head[k];
+		for (size_t i = 0; i < k; i++)
+			head[i] = V::load(s + i * V::size);
 		size_t skew = (0 - uintptr_t(d)) & 63;
-		for (size_t i = 0; i < 64; i += V::size)
-			V::store(d + i, V::load(s + i));
 		rep_movsb(d + skew, s + skew, n - skew);
+		for (size_t i = 0; i < k; i++)
+			V::store(d + i * V::size, head[i]);
 		return d;
 	}
 	// Past the non-temporal threshold, disjoint: streaming stores, decided
@@ -393,9 +401,9 @@ __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const Me
 	typename V::T v = V::splat(splat8(c));
 	if (__builtin_expect(n >= p.stosb_min && n < p.stosb_max && n > 64, 0)) {   // as in move_large
 		size_t skew = (0 - uintptr_t(d)) & 63;
+		rep_stosb(d + skew, c, n - skew);
 		for (size_t i = 0; i < 64; i += w)
 			V::store(d + i, v);
-		rep_stosb(d + skew, c, n - skew);
 		return d;
 	}
 	// Past the byte's non-temporal threshold and outside the rep stosb
