@@ -319,11 +319,10 @@ __attribute__((noinline)) void *move_large(char *d, const char *s, size_t n, con
 	// the smaller (more frequent) sizes take, falls through.
 	if (__builtin_expect(n >= p.movsb_min && n < p.movsb_max && n > 64 && movsb_distance_ok(d, s), 0)) {
 		// Zen 3 runs rep movsb slowly to a misaligned dst: rep movsb from
-		// the next 64-byte boundary, the first 64 bytes with vectors. They
-		// are loaded first (d < s may overlap) and stored last: a store
-		// before it into a line out of the cache delayed rep movsb (Zen 5
-		// guest, glibc 2.36: cold 4 KiB 0.80-0.84x glibc stored first,
-		// 0.995-1.003x stored last; docs/measurements/policy-evidence.md#zen5).
+		// the next 64-byte boundary, the first 64 bytes with vectors,
+		// loaded first (d < s may overlap) and stored last: rep movsb waits
+		// for a store still in flight (cold 4 KiB 0.81x glibc 2.36 stored
+		// first, 1.00x last, Zen 5; policy-evidence.md#rep-head).
 		constexpr size_t k = 64 / V::size;
 		typename V::T head[k];
 		for (size_t i = 0; i < k; i++)
@@ -400,6 +399,7 @@ __attribute__((noinline)) void *set_large(char *d, uint8_t c, size_t n, const Me
 	constexpr size_t w = V::size;
 	typename V::T v = V::splat(splat8(c));
 	if (__builtin_expect(n >= p.stosb_min && n < p.stosb_max && n > 64, 0)) {   // as in move_large
+		// The head after rep stosb, which waits for stores in flight.
 		size_t skew = (0 - uintptr_t(d)) & 63;
 		rep_stosb(d + skew, c, n - skew);
 		for (size_t i = 0; i < 64; i += w)

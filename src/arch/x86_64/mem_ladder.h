@@ -210,9 +210,10 @@ UARCH_INLINE void *set_nested(char *d, typename T::V::T v, uint8_t c, size_t n)
 		tail_apart();
 		return d;
 	}
-	// n > 4w: a fill the loop does not take leaves with no more stores in
-	// flight (they delay rep stosb: the four head vectors stored first, cold
-	// 4 KiB ran 0.67x glibc 2.36's rep stosb, Zen 5 guest).
+	// n > 4w: a fill the loop does not take leaves before more stores are
+	// in flight, which rep stosb would wait for (four head vectors first:
+	// cold 4 KiB 0.68x glibc 2.36, two: 0.74x; none cost fills of <= 64 B
+	// a cycle; Zen 5, docs/measurements/policy-evidence.md#rep-head).
 	if (__builtin_expect(n >= mem_params.set_loop_max, 0))
 		return set_large<V>(d, c, n, mem_params);
 	V::store(d + 2 * w, v);
