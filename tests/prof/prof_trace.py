@@ -164,6 +164,13 @@ with tempfile.TemporaryDirectory() as d:
             r = run([bench, "mem", "--trace", seq, "--trace-only", only])
             check(f"replay --trace-only {only}: status", r.returncode, 2)
             check(f"replay --trace-only {only}: one line", len(r.stderr.splitlines()), 1)
+        # A base that took more CPU time than the run (a server's background
+        # work): its calls still come off; the program's time is unknown.
+        _, busy = record(d, "busy", [tpat, "busy"])
+        r = run([bench, "mem", "--trace", t, "--trace-base", busy, "--benchmark_repetitions=2"])
+        check("replay with a busier base: status", r.returncode, 0)
+        if not re.search(r"^more\.utrace +100 +[0-9.]+ +[0-9.]+ +[0-9.]+ +n/a +[0-9.-]+ +n/a *$", r.stdout, re.M):
+            failures.append(f"replay with a busier base: not 100 calls with an unknown program time: {r.stdout}")
         r = run([bench, "mem", "--trace", os.path.join(d, "seq.utrace"), "--trace-base", t])
         check("replay with a larger base: status", r.returncode, 2)
         check("replay with a larger base: one line", len(r.stderr.splitlines()), 1)

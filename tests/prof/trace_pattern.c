@@ -10,6 +10,8 @@
  *                         mapped for it (never unmapped, never seen before)
  *   trace_pattern more    seq, then 100 memcpy of 4096 bytes and 30 ms
  *                         of CPU time (seq is its --trace-base)
+ *   trace_pattern busy    seq, then 120 ms of CPU time: a base with
+ *                         fewer calls than more but more CPU time
  *   trace_pattern cmp     memcmp, bcmp, strlen and strcmp, known calls
  *                         and bytes */
 #define _GNU_SOURCE
@@ -33,7 +35,7 @@ int main(int argc, char **argv)
 {
 	/* The mode by its first letter: no call of strcmp but the counted ones. */
 	char mode = argc > 1 ? argv[1][0] : 0;
-	if (mode == 's' || mode == 'm') {
+	if (mode == 's' || mode == 'm' || mode == 'b') {
 		for (int i = 0; i < 1000; i++)
 			cpy(dst, src, (size_t)(i % 50 + 1));
 		for (int i = 0; i < 100; i++)
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
 			while (clock() < CLOCKS_PER_SEC / 1000 * 30)
 				;
 		}
+		while (mode == 'b' && clock() < CLOCKS_PER_SEC / 1000 * 120)
+			;
 		return 0;
 	}
 	if (mode == 'f') {

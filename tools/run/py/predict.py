@@ -67,8 +67,11 @@ class Predictor:
             row = next(csv.DictReader(f))
         share = None
         m = re.search(r"the (\d+) calls they made", r.stdout)
-        ms = with_s * 1e3 if with_s and w.unit == "s" else float(row["program_ms"])
+        num = lambda v: float(v) if v not in ("", "n/a") else 0.0   # n/a: the base took as much CPU
+        ms = with_s * 1e3 if with_s and w.unit == "s" else num(row["program_ms"])
         if not ms > 0:
+            if not num(row["end_to_end"]) > 0:
+                raise RuntimeError("the traced run's own CPU time is unknown (its base took as much)")
             return float(row["end_to_end"]), None
         if m:
             share = int(m.group(1)) * float(row["libc_ns"]) / (ms * 1e6)
