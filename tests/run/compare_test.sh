@@ -44,13 +44,15 @@ v=$(field "$tmp/none.json" 'f"{median_ratio:.3f} [{ci_low:.3f}, {ci_high:.3f}] {
 check "no memcpy that matters: $v" \
 	python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["verdict"].startswith("no difference") or (r["ci_low"] < 1.05 and r["ci_high"] > 0.95)))' "$tmp/none.json"
 
-# 8-32 KiB copies through uarch against its portable memcpy (about 2x):
-# resolved as faster (an interval seen at [1.147, 2.237] with 6 pairs on a
-# loaded guest: the bounds asserted are loose, the verdict is not).
-"$run" --compare --pairs 10 --tunables '' --against memcpy=generic --json --csv "$tmp/pairs.csv" -- "$copies" hot 2048 \
+# 8-32 KiB copies through uarch's vector loop against its portable memcpy,
+# with the rep movsb window closed (a CPU's row may open it there; on the
+# Zen 4 avx2 guest rep movsb ran these 1.125x the portable copy): resolved
+# as faster (the loop: medians of 10 pairs from 1.23 to 1.48 there, one
+# interval [1.065, 1.544]; the bound asserted is loose, the verdict is not).
+"$run" --compare --pairs 10 --tunables rep_movsb_threshold=0 --against memcpy=generic --json --csv "$tmp/pairs.csv" -- "$copies" hot 2048 \
 	> "$tmp/hot.json" || { echo "FAIL --compare hot"; fail=1; }
 v=$(field "$tmp/hot.json" 'f"{median_ratio:.3f} [{ci_low:.3f}, {ci_high:.3f}] {verdict}"')
-check "a difference resolved: $v" python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["verdict"].startswith("faster") and r["ci_low"] > 1.05 and r["median_ratio"] > 1.3))' "$tmp/hot.json"
+check "a difference resolved: $v" python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(not (r["verdict"].startswith("faster") and r["median_ratio"] > 1.1))' "$tmp/hot.json"
 check "--json: the pairs' times and order" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
