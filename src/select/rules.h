@@ -102,9 +102,10 @@ constexpr Rule x86_rules[] = {
 	// Zen 4 without FSRS, the avx2 variant (or avx512 without ERMS): rep
 	// movsb from 8 KiB to the L2 size, rep stosb from 2 KiB, streaming from
 	// a quarter of the L3, fills of other bytes than zero from twice the
-	// L3. Decided end to end on both releases: with no window MariaDB gave
-	// up 5-8% (its cold 8-26 KiB copies); from 2112 B CPython's hot 2-8 KiB
-	// slices pay for rep movsb; past the L2 its joins do.
+	// L3. Decided end to end on both releases: with no window MariaDB ran
+	// 2-4% slower (its cold 8-26 KiB copies; medians of its runs); from
+	// 2112 B CPython's hot 2-8 KiB slices pay for rep movsb; past the L2
+	// its 1.2 MiB joins do (0.93).
 	// docs/measurements/policy-evidence.md#zen4
 	{{.vendor = Vendor::amd, .zen = Zen::zen4, .lacks = fbit(f_fsrs),
 	  .variants = vbit(Impl::avx2) | vbit(Impl::avx512)}, Evidence::zen4,
