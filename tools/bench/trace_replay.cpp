@@ -23,6 +23,16 @@
 // distance leaves it. Branch history: the sizes come in the program's
 // order.
 //
+// Layout: each repetition maps a fresh arena, taken before the last one is
+// released so that other physical pages back it. Which pages back the
+// arena decides which lines meet in the physically indexed L2 and L3: with
+// one arena a process, MariaDB's replayed calls (a 64 MiB table) took
+// 472-555 ns a call with glibc 2.36's rep movsb from one process to the
+// next, steady within each (Zen 4 guest, family 0x19 model 0x11), and one
+// replay's prediction moved by up to 0.2. A program's runs each get their
+// own pages too; the repetitions' median is over layouts, as the measured
+// ratio is over runs.
+//
 // Gaps: ignored. The calls run back to back; the time between them (in the
 // trace, and in uarch-prof report) is not spun, as a spin would reproduce
 // neither the program's cache traffic nor its branch history between the
@@ -34,7 +44,7 @@
 // repetition times one pass of each, in alternating order (glibc first in
 // even repetitions), each pass the whole trace; ns per call is the median
 // pass over the calls, the ratio the median of the repetitions' glibc /
-// uarch.
+// uarch, and the difference a call the median of their glibc - uarch.
 //
 // Prediction: the traced program ran with uarch (the recorder binds its
 // variants), and its CPU time was recorded with the trace. Less what
@@ -342,24 +352,36 @@ bool load_model(const std::string &file, const TraceArgs &t, Model *m, size_t *p
 }
 
 // ns a call of each side, the median of the passes; the ratio the median
-// of the repetitions' glibc / uarch.
+// of the repetitions' glibc / uarch, q1 and q3 its quartiles (the spread
+// over the repetitions' layouts); diff_ns the median of the repetitions'
+// glibc - uarch (each pair on one layout, which the sides' own medians
+// are not).
 struct Timing {
-	double libc_ns, uarch_ns, ratio;
+	double libc_ns, uarch_ns, ratio, q1, q3, diff_ns;
 	size_t reps;
 };
+
+// len bytes mapped and faulted in; nullptr with a message printed.
+char *map_faulted(size_t len)
+{
+	void *p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return bad(std::string("--trace: cannot map the arena: ") + strerror(errno)), nullptr;
+	memset(p, 1, len);
+	return static_cast<char *>(p);
+}
 
 // Times the replay, the sides interleaved; false with a message printed.
 bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *out)
 {
 	size_t arena_len = size_t(m.arena_bytes + kPage);
 	size_t sweep_len = uarch::tools::cold_pool_bytes();
-	void *am = mmap(nullptr, arena_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	void *sm = mmap(nullptr, sweep_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (am == MAP_FAILED || sm == MAP_FAILED)
-		return bad(std::string("--trace: cannot map the arena: ") + strerror(errno)), false;
-	char *arena = static_cast<char *>(am), *sw = static_cast<char *>(sm);
-	memset(arena, 1, arena_len);
-	memset(sw, 1, sweep_len);
+	char *sw = map_faulted(sweep_len);
+	double t_map = uarch::tools::thread_ns();
+	char *arena = map_faulted(arena_len);
+	t_map = uarch::tools::thread_ns() - t_map;
+	if (!sw || !arena)
+		return false;
 
 	const Side sides[2] = {{&::memcpy, &::memmove, &::memset}, {&uarch_memcpy, &uarch_memmove, &uarch_memset}};
 	auto pass = [&](int side, uint64_t round) {
@@ -371,10 +393,15 @@ bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *ou
 	pass(0, 0);   // warm-up: code, page tables
 	pass(1, 0);
 	double one = std::max(pass(0, 1) + pass(1, 1), 1.0);
+	// At least 11 layouts where the budget would take fewer.
 	size_t reps = rounds > 0 ? size_t(rounds)
-				 : size_t(std::clamp((o.quick ? 4e8 : 2e9) / (one + 2e7), 5.0, 201.0));
-	std::vector<double> t[2], q;
+				 : size_t(std::clamp((o.quick ? 4e8 : 2e9) / (one + t_map + 2e7), o.quick ? 5.0 : 11.0, 201.0));
+	std::vector<double> t[2], q, d;
 	for (size_t r = 0; r < reps; r++) {
+		char *next = map_faulted(arena_len);
+		munmap(arena, arena_len);
+		if (!(arena = next))
+			return false;
 		double x[2];
 		for (int k = 0; k < 2; k++) {
 			int side = (r & 1) ? 1 - k : k;
@@ -383,10 +410,13 @@ bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *ou
 		t[0].push_back(x[0]);
 		t[1].push_back(x[1]);
 		q.push_back(x[0] / x[1]);
+		d.push_back(x[0] - x[1]);
 	}
-	*out = {uarch::tools::median(t[0]), uarch::tools::median(t[1]), uarch::tools::median(q), reps};
-	munmap(am, arena_len);
-	munmap(sm, sweep_len);
+	using uarch::tools::quantile;
+	*out = {quantile(t[0], 0.5), quantile(t[1], 0.5), quantile(q, 0.5), quantile(q, 0.25), quantile(q, 0.75),
+		quantile(d, 0.5), reps};
+	munmap(arena, arena_len);
+	munmap(sw, sweep_len);
 	return true;
 }
 
@@ -395,24 +425,26 @@ bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *ou
 int report_replay(const std::string &file, const Model &m, const std::string &stats, const Timing &tm,
 		  const report::Options &o)
 {
-	double with = m.cpu_ns - m.overhead_ns, saving = double(m.traced_calls) * (tm.libc_ns - tm.uarch_ns);
+	double with = m.cpu_ns - m.overhead_ns, saving = double(m.traced_calls) * tm.diff_ns;
 	std::string name = file.substr(file.rfind('/') == std::string::npos ? 0 : file.rfind('/') + 1);
 	report::Table tab{"trace",
 			  "uarch-bench mem --trace on " + cpu_name() + ", glibc " + gnu_get_libc_version() +
 				  "; uarch: memcpy=" + uarch_impl("memcpy") + " memmove=" + uarch_impl("memmove") +
 				  " memset=" + uarch_impl("memset") + "\nthe recorded calls in order, ns a call: median of " +
-				  std::to_string(tm.reps) + " passes a side; ratio = C library time / uarch time (> 1: uarch faster)",
-			  {"case", "calls", "libc_ns", "uarch_ns", "ratio", "program_ms", "saving_ms", "end_to_end"},
+				  std::to_string(tm.reps) + " passes a side, each pair on a fresh arena; ratio = C library time / uarch "
+				  "time (> 1: uarch faster), ratio_q1 and ratio_q3 its quartiles over the arenas",
+			  {"case", "calls", "libc_ns", "uarch_ns", "ratio", "ratio_q1", "ratio_q3", "program_ms", "saving_ms",
+			   "end_to_end"},
 			  {},
 			  {"replayed: " + stats,
 			   "program_ms: the traced processes' CPU time less what recording added (and less the "
 			   "base's; n/a where the base took as much); saving_ms: the " +
-				   std::to_string(m.traced_calls) + " calls they made x (libc_ns - uarch_ns)",
+				   std::to_string(m.traced_calls) + " calls they made x the median of the passes' libc - uarch ns a call",
 			   "end_to_end: predicted (program time without uarch) / (time with), from the saving alone; "
 			   "gaps between calls not replayed; the C library's internal copies are not in the trace"}};
 	auto known = [&](double v, int digits) { return with > 0 ? report::Cell(v, digits) : report::Cell("n/a"); };
 	tab.rows.push_back({name, {double(m.calls.size()), 0}, {tm.libc_ns, 3}, {tm.uarch_ns, 3}, {tm.ratio, 3},
-			    known(with / 1e6, 3), {saving / 1e6, 3}, known((with + saving) / with, 4)});
+			    {tm.q1, 3}, {tm.q3, 3}, known(with / 1e6, 3), {saving / 1e6, 3}, known((with + saving) / with, 4)});
 	bool ok = report::emit("uarch-bench mem", o,
 			       {{"cpu", cpu_name()}, {"glibc", gnu_get_libc_version()}, {"memcpy", uarch_impl("memcpy")},
 				{"memmove", uarch_impl("memmove")}, {"memset", uarch_impl("memset")}},

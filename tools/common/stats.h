@@ -1,7 +1,8 @@
-// What the measuring tools share: the thread's CPU time and a median.
+// What the measuring tools share: the thread's CPU time and quantiles.
 #pragma once
 #include <time.h>
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace uarch::tools {
@@ -14,13 +15,19 @@ inline double thread_ns()
 	return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
 }
 
-// The median of v (the mean of the middle two for an even count); 0 when
-// v is empty.
-inline double median(std::vector<double> v)
+// The p-quantile of v (0 <= p <= 1), interpolated between the nearest
+// two; 0 when v is empty.
+inline double quantile(std::vector<double> v, double p)
 {
 	std::sort(v.begin(), v.end());
-	size_t n = v.size();
-	return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	if (v.empty())
+		return 0;
+	double x = p * double(v.size() - 1);
+	size_t k = std::min(size_t(x), v.size() - 1);
+	return k + 1 < v.size() ? v[k] + (x - double(k)) * (v[k + 1] - v[k]) : v[k];
 }
+
+// The median of v (the mean of the middle two for an even count).
+inline double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 } // namespace uarch::tools
