@@ -94,7 +94,34 @@ if [ "$bench" = bench ]; then
 		--client "python3 -c 'import urllib.request as u
 for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
 		-- python3 -m http.server --bind 127.0.0.1 "$port" 2>&1); rc=$?
-	check "--predict of a server: exit $rc, a predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
+	predicted() { printf '%s' "$out" | grep -E 'predicted ratio [0-9]|predicted by the replay of a trace: [0-9]'; }
+	check "--predict of a server: exit $rc, a predicted ratio" test $rc -eq 0 -a -n "$(predicted)"
+	# A server whose start and stop take more CPU than its traced run (its
+	# stop spins 0.5 s when it served nothing): the prediction waits for the
+	# measured time.
+	cat > "$tmp/busy_stop.py" <<-'PY'
+	import http.server, signal, sys, time
+	served = 0
+	class Handler(http.server.SimpleHTTPRequestHandler):
+	    def do_GET(self):
+	        global served
+	        served += 1
+	        super().do_GET()
+	def stop(*_):
+	    t = time.process_time()
+	    while not served and time.process_time() - t < 0.5:
+	        pass
+	    sys.exit(0)
+	signal.signal(signal.SIGINT, stop)   # how uarch-run stops a server
+	http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+	PY
+	out=$(cd "$tmp/www" && "$run" --compare --predict --pairs 5 --port "$port" \
+		--client "python3 -c 'import urllib.request as u
+for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
+		-- python3 "$tmp/busy_stop.py" "$port" 2>&1); rc=$?
+	check "--predict of a server busier at stop: exit $rc, a predicted ratio after the measurement" \
+		test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio after the measurement')" \
+		-a -n "$(printf '%s' "$out" | grep 'predicted by the replay of a trace: [0-9]')"
 else
 	echo "skip --predict prints the predicted ratio: no uarch-bench in this build (-Dbenchmarks=disabled)"
 	expect_error "--predict without uarch-bench" "$run" --compare --predict --pairs 5 -- "$copies" hot 256

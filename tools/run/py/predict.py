@@ -33,12 +33,13 @@ class Predictor:
         return "--trace" in r.stdout + r.stderr
 
     def predict(self, w, with_s=None):
-        """(predicted ratio, share in mem functions or None). with_s: the
-        measured CPU time of one run with uarch, where known: the time the
-        saving is set against, in place of the traced run's (recording a
-        trace into a ring out of the cache slows a busy program by more
-        than the cost per call it times: MariaDB's client run took 0.50 s
-        of CPU traced and 0.27 s measured on the Zen 5 guest)."""
+        """(predicted ratio, share in mem functions or None): replay(w)
+        set against with_s (ratio())."""
+        return self.ratio(self.replay(w), with_s, w.unit)
+
+    def replay(self, w):
+        """Records w's run and replays it: the replay's row (a dict) and
+        its text."""
         d = os.path.join(w.dir, "trace")
         w.make_dir(d)
         # A server is measured over one client run: it is traced with the
@@ -64,11 +65,26 @@ class Predictor:
             raise RuntimeError(f"uarch-bench mem --trace exited {r.returncode}: "
                                f"{(r.stderr.strip().splitlines() or [''])[-1]}")
         with open(out) as f:
-            row = next(csv.DictReader(f))
+            return next(csv.DictReader(f)), r.stdout
+
+    @staticmethod
+    def known(replayed):
+        """Whether the replayed run's own CPU time is known (its base, a
+        server's start and stop, may have taken as much)."""
+        return replayed[0]["program_ms"] not in ("", "n/a")
+
+    def ratio(self, replayed, with_s=None, unit="s"):
+        """(predicted ratio, share or None) from replay()'s result. with_s:
+        the measured CPU time of one run with uarch, where known: the time
+        the saving is set against, in place of the traced run's (recording
+        a trace into a ring out of the cache slows a busy program by more
+        than the cost per call it times: MariaDB's client run took 0.50 s
+        of CPU traced and 0.27 s measured on the Zen 5 guest)."""
+        row, text = replayed
         share = None
-        m = re.search(r"the (\d+) calls they made", r.stdout)
+        m = re.search(r"the (\d+) calls they made", text)
         num = lambda v: float(v) if v not in ("", "n/a") else 0.0   # n/a: the base took as much CPU
-        ms = with_s * 1e3 if with_s and w.unit == "s" else num(row["program_ms"])
+        ms = with_s * 1e3 if with_s and unit == "s" else num(row["program_ms"])
         if not ms > 0:
             if not num(row["end_to_end"]) > 0:
                 raise RuntimeError("the traced run's own CPU time is unknown (its base took as much)")
