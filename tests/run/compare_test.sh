@@ -96,6 +96,7 @@ for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
 		-- python3 -m http.server --bind 127.0.0.1 "$port" 2>&1); rc=$?
 	predicted() { printf '%s' "$out" | grep -E 'predicted ratio [0-9]|predicted by the replay of a trace: [0-9]'; }
 	check "--predict of a server: exit $rc, a predicted ratio" test $rc -eq 0 -a -n "$(predicted)"
+	[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -3 | sed 's/^/  | /'
 	# A server whose start and stop take more CPU than its traced run (its
 	# stop spins 0.5 s when it served nothing): the prediction waits for the
 	# measured time.
@@ -122,6 +123,7 @@ for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
 	check "--predict of a server busier at stop: exit $rc, a predicted ratio after the measurement" \
 		test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio after the measurement')" \
 		-a -n "$(printf '%s' "$out" | grep 'predicted by the replay of a trace: [0-9]')"
+	[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -3 | sed 's/^/  | /'
 else
 	echo "skip --predict prints the predicted ratio: no uarch-bench in this build (-Dbenchmarks=disabled)"
 	expect_error "--predict without uarch-bench" "$run" --compare --predict --pairs 5 -- "$copies" hot 256
