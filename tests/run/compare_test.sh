@@ -90,13 +90,17 @@ if [ "$bench" = bench ]; then
 	out=$("$run" --compare --predict --pairs 5 -- "$copies" hot 256 2>&1); rc=$?
 	check "--predict prints the predicted ratio" test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio [0-9]')"
 	# A server's trace: stopped so that it exits and the recorder writes.
-	out=$(cd "$tmp/www" && "$run" --compare --predict --pairs 5 --port "$port" \
-		--client "python3 -c 'import urllib.request as u
-for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
-		-- python3 -m http.server --bind 127.0.0.1 "$port" 2>&1); rc=$?
+	# out and rc: uarch-run's output and status; its last lines shown on a
+	# failure.
+	predict_server() {
+		out=$(cd "$tmp/www" && "$run" --compare --predict --pairs 5 --port "$port" \
+			--client "python3 -c 'import urllib.request as u
+for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" -- "$@" 2>&1); rc=$?
+		[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -3 | sed 's/^/  | /'
+	}
+	predict_server python3 -m http.server --bind 127.0.0.1 "$port"
 	predicted() { printf '%s' "$out" | grep -E 'predicted ratio [0-9]|predicted by the replay of a trace: [0-9]'; }
 	check "--predict of a server: exit $rc, a predicted ratio" test $rc -eq 0 -a -n "$(predicted)"
-	[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -3 | sed 's/^/  | /'
 	# A server whose start and stop take more CPU than its traced run (its
 	# stop spins 0.5 s when it served nothing): the prediction waits for the
 	# measured time.
@@ -116,14 +120,10 @@ for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
 	signal.signal(signal.SIGINT, stop)   # how uarch-run stops a server
 	http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 	PY
-	out=$(cd "$tmp/www" && "$run" --compare --predict --pairs 5 --port "$port" \
-		--client "python3 -c 'import urllib.request as u
-for _ in range(30): u.urlopen(\"http://127.0.0.1:$port/blob\").read()'" \
-		-- python3 "$tmp/busy_stop.py" "$port" 2>&1); rc=$?
+	predict_server python3 "$tmp/busy_stop.py" "$port"
 	check "--predict of a server busier at stop: exit $rc, a predicted ratio after the measurement" \
 		test $rc -eq 0 -a -n "$(printf '%s' "$out" | grep 'predicted ratio after the measurement')" \
 		-a -n "$(printf '%s' "$out" | grep 'predicted by the replay of a trace: [0-9]')"
-	[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -3 | sed 's/^/  | /'
 else
 	echo "skip --predict prints the predicted ratio: no uarch-bench in this build (-Dbenchmarks=disabled)"
 	expect_error "--predict without uarch-bench" "$run" --compare --predict --pairs 5 -- "$copies" hot 256

@@ -377,10 +377,12 @@ bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *ou
 	size_t arena_len = size_t(m.arena_bytes + kPage);
 	size_t sweep_len = uarch::tools::cold_pool_bytes();
 	char *sw = map_faulted(sweep_len);
+	if (!sw)
+		return false;
 	double t_map = uarch::tools::thread_ns();
 	char *arena = map_faulted(arena_len);
 	t_map = uarch::tools::thread_ns() - t_map;
-	if (!sw || !arena)
+	if (!arena)
 		return false;
 
 	const Side sides[2] = {{&::memcpy, &::memmove, &::memset}, {&uarch_memcpy, &uarch_memmove, &uarch_memset}};

@@ -83,12 +83,9 @@ class Predictor:
         row, text = replayed
         share = None
         m = re.search(r"the (\d+) calls they made", text)
-        num = lambda v: float(v) if v not in ("", "n/a") else 0.0   # n/a: the base took as much CPU
-        ms = with_s * 1e3 if with_s and unit == "s" else num(row["program_ms"])
+        ms = with_s * 1e3 if with_s and unit == "s" else float(row["program_ms"]) if self.known(replayed) else 0
         if not ms > 0:
-            if not num(row["end_to_end"]) > 0:
-                raise RuntimeError("the traced run's own CPU time is unknown (its base took as much)")
-            return float(row["end_to_end"]), None
+            raise RuntimeError("the traced run's own CPU time is unknown (its base took as much)")
         if m:
             share = int(m.group(1)) * float(row["libc_ns"]) / (ms * 1e6)
         return (ms + float(row["saving_ms"])) / ms, share
