@@ -169,19 +169,23 @@ with tempfile.TemporaryDirectory() as d:
         _, busy = record(d, "busy", [tpat, "busy"])
         r = run([bench, "mem", "--trace", t, "--trace-base", busy, "--benchmark_repetitions=2"])
         check("replay with a busier base: status", r.returncode, 0)
-        if not re.search(r"^more\.utrace +100 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +n/a +[0-9.-]+ +n/a *$", r.stdout, re.M):
+        if not re.search(r"^more\.utrace +100 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +n/a +[0-9.-]+ +n/a +n/a +n/a *$", r.stdout, re.M):
             failures.append(f"replay with a busier base: not 100 calls with an unknown program time: {r.stdout}")
         r = run([bench, "mem", "--trace", os.path.join(d, "seq.utrace"), "--trace-base", t])
         check("replay with a larger base: status", r.returncode, 2)
         check("replay with a larger base: one line", len(r.stderr.splitlines()), 1)
         r = run([bench, "mem", "--trace", os.path.join(d, "seq.utrace"), "--benchmark_repetitions=2"])
         check("replay seq: status", r.returncode, 0)
-        if not re.search(r"^seq\.utrace +1110 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.-]+ +[0-9.-]+ +[0-9.]+$", r.stdout, re.M):
+        row = re.search(r"^seq\.utrace +1110 +[0-9.]+ +[0-9.]+ +([0-9.]+) +([0-9.]+) +([0-9.]+) +[0-9.-]+ +[0-9.-]+ "
+                        r"+([0-9.]+) +([0-9.]+) +([0-9.]+)$", r.stdout, re.M)
+        if not row:
             failures.append(f"replay seq: no row: {r.stdout}")
-        else:   # the ratio's quartiles over the arenas hold its median
-            q = [float(x) for x in re.search(r"^seq\.utrace +\S+ +\S+ +\S+ +(\S+) +(\S+) +(\S+)", r.stdout, re.M).groups()]
+        else:   # the ratio's quartiles over the arenas hold its median; the prediction's interval holds it
+            q = [float(x) for x in row.groups()]
             if not q[1] <= q[0] <= q[2]:
                 failures.append(f"replay seq: ratio {q[0]} outside its quartiles {q[1]}-{q[2]}")
+            if not q[4] <= q[3] <= q[5]:
+                failures.append(f"replay seq: end_to_end {q[3]} outside its interval {q[4]}-{q[5]}")
         data = open(os.path.join(d, "seq.utrace"), "rb").read()
         for name, blob in [("truncated", data[:len(data) - 10]), ("not a trace", b"hello"),
                            ("bad header", data[:64] + b"\xff" * 8 + data[72:])]:
