@@ -11,8 +11,9 @@
 #                        [--no-trace] [--list]
 #   scripts/bench-e2e.sh --debian 12|13 [--out DIR] [the options above]
 # 30 pairs per program (one run without and one with, order drawn within
-# the pair); prints per program the median ratio "time without / time with"
-# (> 1: faster with uarch) with a bootstrap 95% interval, and the ratio
+# the pair; a server started again every 5 pairs); prints per program the
+# median ratio "time without / time with" (> 1: faster with uarch) with a
+# bootstrap 95% interval (a server's: of its blocks of 5), and the ratio
 # uarch-bench mem --trace predicts where this build has --trace; writes
 # e2e.csv (the C library's version in every row), e2e-pairs.csv, e2e.png and
 # the replayed traces (traces/NAME.utrace; a server's also NAME.base.utrace,

@@ -7,7 +7,8 @@ runs come in pairs, one without and one with the preload library, in an
 order drawn at random within each pair (seeded, each order equally often).
 A pair's ratio is the CPU time without / with (> 1: faster with uarch); each
 program gets the median ratio and a bootstrap 95% confidence interval of that
-median (the pairs' ratios resampled 2000 times, fixed seed).
+median (the pairs' ratios resampled 2000 times, fixed seed). A server is
+started again every 5 pairs, and its interval resamples those blocks of 5.
 """
 import argparse
 import csv
@@ -231,13 +232,25 @@ plot {q(data)} using 1:3:4:5:xticlabels(2) with yerrorbars pt 7 lc rgb '#1f5fa8'
 
 # -- main ---------------------------------------------------------------------
 
+# A server is started again every BLOCK pairs, and its interval resamples
+# whole blocks: a server's processes hold their memory's layout for as long
+# as they run, and nine starts of MariaDB, 10 pairs each, ran 1.006-1.034,
+# 1.017 [1.005, 1.020] in one and 1.034 [1.028, 1.041] in another (Zen 4
+# guest, glibc 2.36; policy-evidence.md#zen4).
+BLOCK = 5
+
+
 def measure_one(w, args, predictor, rng, pair_rows):
     t0 = time.monotonic()
     w.setup()
-    for side in ("plain", "uarch"):    # one run each, not counted: caches, page faults
-        w.run(side)
+    block = BLOCK if w.server else 1
     plain, uarch = [], []
     for i, order in enumerate(orders(args.pairs, rng)):
+        if i % block == 0 and (i == 0 or w.server):
+            if i:
+                w.restart()
+            for side in ("plain", "uarch"):    # one run each, not counted: caches, page faults
+                w.run(side)
         t = {side: w.run(side) for side in order}
         if min(t.values()) <= 0:
             raise RuntimeError(f"no CPU time measured in pair {i}")
@@ -246,7 +259,7 @@ def measure_one(w, args, predictor, rng, pair_rows):
         pair_rows.append([w.name, i, order[0], "%.6g" % t["plain"], "%.6g" % t["uarch"]])
     w.stop()
     ratios = [p / u for p, u in zip(plain, uarch)]
-    med, lo, hi = median_ci(ratios, args.seed)
+    med, lo, hi = median_ci(ratios, args.seed, block)
     row = dict(status="ok", pairs=len(ratios), median_ratio=med, ci_low=lo, ci_high=hi,
                without=statistics.median(plain), predicted_ratio=None, share=None)
     row["with"] = statistics.median(uarch)

@@ -6,11 +6,15 @@ import statistics
 RESAMPLES = 2000
 
 
-def median_ci(ratios, seed):
-    """Median of ratios and the bootstrap 95% percentile interval of it."""
+def median_ci(ratios, seed, block=1):
+    """Median of ratios and the bootstrap 95% percentile interval of it.
+    block > 1: the ratios come in runs of block that share a condition (a
+    server's processes), and whole runs are resampled, so that the interval
+    covers how much the condition moves the ratio."""
     rng = random.Random(seed)
-    n = len(ratios)
-    meds = sorted(statistics.median(rng.choices(ratios, k=n)) for _ in range(RESAMPLES))
+    runs = [ratios[i:i + block] for i in range(0, len(ratios), block)]
+    meds = sorted(statistics.median([x for r in rng.choices(runs, k=len(runs)) for x in r])
+                  for _ in range(RESAMPLES))
     return statistics.median(ratios), meds[int(0.025 * RESAMPLES)], meds[int(0.975 * RESAMPLES) - 1]
 
 

@@ -270,6 +270,14 @@ class Server(Workload):
             self.halt(inst)
         self.inst = {}
 
+    def restart(self):
+        """Both servers stopped and started again on the data they have
+        (init_instance is not repeated): new processes, whose memory other
+        physical pages back, as a server's next start gets."""
+        for side, inst in list(self.inst.items()):
+            self.halt(inst)
+            self.inst[side] = self.start(side)
+
     def client(self, inst, capture=False):
         return measure.run_child(self.client_cmd(inst), self.ctx.env("plain"), self.dir,
                                  cpu=self.ctx.client_cpu, capture=capture)
