@@ -33,11 +33,10 @@
 // own pages too; the repetitions' median is over layouts, as the measured
 // ratio is over runs.
 //
-// Gaps: the program's time between a thread's calls (its recorded gap less
-// the previous call's own time, at most 20 us) is spun before each call and
-// taken off the pass's time: it reproduces the time the program's stores
-// had to drain, not its cache traffic or branch history between the calls.
-// --trace-only replays without it (the calls between are not replayed).
+// Gaps: ignored. The calls run back to back; the time between them (in the
+// trace, and in uarch-prof report) is not spun, as a spin would reproduce
+// neither the program's cache traffic nor its branch history between the
+// calls, only add time that both sides share.
 //
 // Sides: the C library's memcpy, memmove and memset, and uarch_memcpy,
 // uarch_memmove and uarch_memset (the bound variants); each name of the
@@ -66,7 +65,6 @@
 #include <map>
 #include "bench.h"
 #include "common/cold_slots.h"
-#include "arch/primitives.h"
 #include "common/stats.h"
 #include "profile.h"
 #include "trace.h"
@@ -86,7 +84,6 @@ constexpr uint64_t kPage = 4096;
 struct Call {
 	uint64_t doff, soff;   // in the arena
 	uint32_t size;
-	uint32_t gap_ns;       // since the start of the thread's previous call, less recording's cost; 0: none
 	uint8_t op;            // p_memcpy, p_memmove, p_memset
 	uint8_t fill;
 };
@@ -200,9 +197,6 @@ Model build(const std::vector<TraceSection> &secs, const Only &only)
 			x.fill = (c.entry == e_bzero || c.entry == e_explicit_bzero || c.entry == e___explicit_bzero_chk) ? 0 : 1;
 			x.doff = place(c.dst, true);
 			x.soff = x.op == p_memset ? 0 : place(c.src, false);
-			if (c.gap && only.op < 0)   // --trace-only: the previous call is not replayed
-				x.gap_ns = uint32_t(std::clamp(double(c.gap) * 1e9 / double(s.header.tick_hz) - overhead_ns(s.header),
-							       0.0, 1e9));
 			uint64_t n = std::max<uint32_t>(x.size, 1);
 			if (used.size() < (m.arena_bytes + kPage) / kPage)
 				used.resize((m.arena_bytes + kPage) / kPage);
@@ -274,22 +268,9 @@ struct Side {
 	SetFn set;
 };
 
-// The calls of c in order. spin (or nullptr): ticks to wait before each
-// call; returns the ticks waited. dur (or nullptr): each call's ticks.
-__attribute__((noinline)) uint64_t replay(const Call *c, size_t n, char *a, CopyFn cpy, CopyFn mov, SetFn set,
-					  const uint32_t *spin = nullptr, uint32_t *dur = nullptr)
+__attribute__((noinline)) void replay(const Call *c, size_t n, char *a, CopyFn cpy, CopyFn mov, SetFn set)
 {
-	uint64_t waited = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (spin && spin[i]) {
-			uint64_t t0 = uarch::arch::ticks(), t = t0;
-			while (t - t0 < spin[i]) {
-				uarch::arch::cpu_relax();
-				t = uarch::arch::ticks();
-			}
-			waited += t - t0;
-		}
-		uint64_t t0 = dur ? uarch::arch::ticks() : 0;
 		char *d = a + c[i].doff;
 		switch (c[i].op) {
 		case p_memcpy:
@@ -301,11 +282,8 @@ __attribute__((noinline)) uint64_t replay(const Call *c, size_t n, char *a, Copy
 		default:
 			set(d, c[i].fill, c[i].size);
 		}
-		if (dur)
-			dur[i] = uint32_t(std::min<uint64_t>(uarch::arch::ticks() - t0, UINT32_MAX));
 	}
 	__asm__ volatile("" : : : "memory");
-	return waited;
 }
 
 // Writes every line of buf (twice the L3): what the arena held is out of
@@ -408,35 +386,14 @@ bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *ou
 		return false;
 
 	const Side sides[2] = {{&::memcpy, &::memmove, &::memset}, {&uarch_memcpy, &uarch_memmove, &uarch_memset}};
-	// The program's own time between calls, spun: back to back, a copy
-	// meets the stores of the copies just before it still in flight, as it
-	// does not in the program. A thread's recorded gap runs from its
-	// previous call's start; that call's time (timed here on uarch's side,
-	// which the recorder binds) comes off. MariaDB's saving replayed 15.0
-	// ms back to back and 6.5-10.6 ms with 115 ns-1.15 us before each call,
-	// where the server saved 0-10 ms (Zen 4 guest, glibc 2.36;
-	// policy-evidence.md#zen4).
-	std::vector<uint32_t> spin(m.calls.size()), dur(m.calls.size());
-	double per_ns = 0;   // ticks a ns
-	auto pass = [&](int side, uint64_t round, bool timed_calls = false) {
+	auto pass = [&](int side, uint64_t round) {
 		sweep(sw, sweep_len, round);
 		double t0 = uarch::tools::thread_ns();
-		uint64_t k0 = uarch::arch::ticks();
-		uint64_t waited = replay(m.calls.data(), m.calls.size(), arena, sides[side].cpy, sides[side].mov,
-					 sides[side].set, per_ns > 0 ? spin.data() : nullptr, timed_calls ? dur.data() : nullptr);
-		double t = uarch::tools::thread_ns() - t0;
-		if (per_ns == 0)
-			per_ns = double(uarch::arch::ticks() - k0) / std::max(t, 1.0);
-		return t - double(waited) / per_ns;
+		replay(m.calls.data(), m.calls.size(), arena, sides[side].cpy, sides[side].mov, sides[side].set);
+		return uarch::tools::thread_ns() - t0;
 	};
-	pass(0, 0);   // warm-up: code, page tables; the ticks' rate
-	pass(1, 0, true);
-	for (size_t i = 1; i < m.calls.size(); i++)
-		spin[i] = uint32_t(std::clamp((double(m.calls[i].gap_ns) - double(dur[i - 1]) / per_ns) * per_ns, 0.0,
-					      20000.0 * per_ns));
-	for (size_t i = 0; i < m.calls.size(); i++)
-		if (!m.calls[i].gap_ns)
-			spin[i] = 0;
+	pass(0, 0);   // warm-up: code, page tables
+	pass(1, 0);
 	double one = std::max(pass(0, 1) + pass(1, 1), 1.0);
 	// At least 11 layouts where the budget would take fewer.
 	size_t reps = rounds > 0 ? size_t(rounds)
