@@ -32,7 +32,7 @@ inline double median(std::vector<double> v) { return quantile(std::move(v), 0.5)
 
 // A 95% interval of the median of v from its order statistics (no
 // assumption on the distribution): the values ranked n/2 -/+ 0.98 sqrt(n),
-// 1-based; v's extremes where n is too small for that (n < 6).
+// 1-based; v's extremes where n is too small for that (n <= 10).
 inline std::pair<double, double> median_interval(std::vector<double> v)
 {
 	std::sort(v.begin(), v.end());
