@@ -246,7 +246,7 @@ def measure_one(w, args, predictor, rng, pair_rows):
     block = BLOCK if w.server else 1
     plain, uarch = [], []
     for i, order in enumerate(orders(args.pairs, rng)):
-        if i % block == 0 and (i == 0 or w.server):
+        if i == 0 or (w.server and i % BLOCK == 0):
             if i:
                 w.restart()
             for side in ("plain", "uarch"):    # one run each, not counted: caches, page faults

@@ -406,12 +406,12 @@ bool time_sides(const Model &m, const report::Options &o, int rounds, Timing *ou
 	// policy-evidence.md#zen4).
 	double over = m.cpu_ns - m.overhead_ns > 0 ? (m.cpu_ns - m.overhead_ns) / double(m.traced_calls) : 0;
 	double spent = 0;
-	auto precise = [&](const std::vector<double> &d, const std::vector<double> &uarch_ns) {
-		auto [lo, hi] = uarch::tools::median_interval(d);
-		return (hi - lo) / (over > 0 ? over : uarch::tools::median(uarch_ns)) <= 0.015;
-	};
 	std::vector<double> t[2], q, d;
-	for (size_t r = 0; r < reps || (rounds <= 0 && !o.quick && r < 1001 && spent < 3e10 && !precise(d, t[1])); r++) {
+	auto precise = [&] {
+		auto [lo, hi] = uarch::tools::median_interval(d);
+		return (hi - lo) / (over > 0 ? over : uarch::tools::median(t[1])) <= 0.015;
+	};
+	for (size_t r = 0; r < reps || (rounds <= 0 && !o.quick && r < 1001 && spent < 3e10 && !precise()); r++) {
 		double t0 = uarch::tools::thread_ns();
 		char *next = map_faulted(arena_len);
 		munmap(arena, arena_len);
