@@ -7,14 +7,16 @@
 # measured, not its client: its process tree's CPU time (own cgroup), the
 # server pinned to one CPU and the client to another.
 #   scripts/bench-e2e.sh [BUILD_DIR] [--quick] [--pairs N] [--programs A,B]
-#                        [--scale F] [--seed N] [--out DIR] [--no-install]
-#                        [--no-trace] [--list]
+#                        [--precision P [--max-pairs N]] [--scale F] [--seed N]
+#                        [--out DIR] [--no-install] [--no-trace] [--list]
 #   scripts/bench-e2e.sh --debian 12|13 [--out DIR] [the options above]
 # 30 pairs per program (one run without and one with, order drawn within
 # the pair; a server started again every 5 pairs); prints per program the
 # median ratio "time without / time with" (> 1: faster with uarch) with a
 # bootstrap 95% interval (a server's: of its blocks of 5), and the ratio
-# uarch-bench mem --trace predicts where this build has --trace; writes
+# uarch-bench mem --trace predicts where this build has --trace.
+# --precision 0.02: after those pairs, 10 more at a time until the interval
+# is within +-2% of the median, or --max-pairs (default 150) ran. Writes
 # e2e.csv (the C library's version in every row), e2e-pairs.csv, e2e.png and
 # the replayed traces (traces/NAME.utrace; a server's also NAME.base.utrace,
 # the run taken off) to BUILD_DIR/e2e (--out). Installs the Debian packages
@@ -45,7 +47,7 @@ case $release in 12|13) ;; *) echo "bench-e2e: --debian $release: not 12 or 13" 
 value=""   # the last word was an option that takes a value (the next word)
 for a in "${rest[@]}"; do
   case $value$a in
-    --pairs|--programs|--scale|--seed|--record-profiles) value=@ ;;
+    --pairs|--programs|--precision|--max-pairs|--scale|--seed|--record-profiles) value=@ ;;
     -*|@*) value="" ;;
     *) echo "bench-e2e: give no BUILD_DIR with --debian (uarch is built inside the root)" >&2; exit 2 ;;
   esac

@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "run", "py"))
 import programs  # noqa: E402
-from pairs import RESAMPLES, median_ci, orders  # noqa: E402
+import pairs  # noqa: E402
 from predict import Predictor  # noqa: E402
 from workload import Context  # noqa: E402
 
@@ -51,6 +51,10 @@ def parse_args(argv):
                    help=f"only check that it runs: {', '.join(programs.QUICK)}, 5 pairs, scale 0.25")
     p.add_argument("--pairs", type=int, help="pairs per program (default 30)")
     p.add_argument("--programs", help="comma-separated names (--list); default all")
+    p.add_argument("--precision", type=float, metavar="P",
+                   help="after --pairs, 10 more at a time until the interval is within +-P of the median "
+                        "(0.02: +-2%%), or --max-pairs ran")
+    p.add_argument("--max-pairs", type=int, metavar="N", help="the most pairs --precision runs (default 150)")
     p.add_argument("--scale", type=float, help="work per run, relative to about 0.4 s (default 1)")
     p.add_argument("--seed", type=int, default=15, help="order of the pairs and the bootstrap (default 15)")
     p.add_argument("--out", metavar="DIR", help="where e2e.csv, e2e-pairs.csv, e2e.png go (default BUILD_DIR/e2e)")
@@ -62,6 +66,10 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if a.pairs is not None and a.pairs < 3:
         p.error("--pairs must be at least 3")
+    if a.precision is not None and not 0 < a.precision < 1:
+        p.error("--precision must be in (0, 1): 0.02 asks for an interval within +-2% of the median")
+    if a.max_pairs is not None and a.precision is None:
+        p.error("--max-pairs bounds --precision: give both")
     if a.scale is not None and not 0 < a.scale <= 100:
         p.error("--scale must be in (0, 100]")
     names = a.programs.split(",") if a.programs else (programs.QUICK if a.quick else list(BY_NAME))
@@ -71,6 +79,9 @@ def parse_args(argv):
     a.names = names
     a.pairs = a.pairs or (5 if a.quick else 30)
     a.scale = a.scale or (0.25 if a.quick else 1.0)
+    a.max_pairs = a.max_pairs or max(150, a.pairs)
+    if a.max_pairs < a.pairs:
+        p.error(f"--max-pairs {a.max_pairs} is below --pairs {a.pairs}")
     return a
 
 
@@ -243,9 +254,9 @@ BLOCK = 5
 def measure_one(w, args, predictor, rng, pair_rows):
     t0 = time.monotonic()
     w.setup()
-    block = BLOCK if w.server else 1
     plain, uarch = [], []
-    for i, order in enumerate(orders(args.pairs, rng)):
+
+    def run_pair(i, order):
         if i == 0 or (w.server and i % BLOCK == 0):
             if i:
                 w.restart()
@@ -257,9 +268,10 @@ def measure_one(w, args, predictor, rng, pair_rows):
         plain.append(t["plain"])
         uarch.append(t["uarch"])
         pair_rows.append([w.name, i, order[0], "%.6g" % t["plain"], "%.6g" % t["uarch"]])
+        return t["plain"], t["uarch"]
+    ratios, (med, lo, hi) = pairs.run(run_pair, args.pairs, rng, args.seed, BLOCK if w.server else 1,
+                                      args.precision, args.max_pairs)
     w.stop()
-    ratios = [p / u for p, u in zip(plain, uarch)]
-    med, lo, hi = median_ci(ratios, args.seed, block)
     row = dict(status="ok", pairs=len(ratios), median_ratio=med, ci_low=lo, ci_high=hi,
                without=statistics.median(plain), predicted_ratio=None, share=None)
     row["with"] = statistics.median(uarch)
@@ -268,7 +280,9 @@ def measure_one(w, args, predictor, rng, pair_rows):
             row["predicted_ratio"], row["share"] = predictor.predict(w, row["with"])
         except (OSError, RuntimeError, subprocess.SubprocessError) as e:
             print(f"bench-e2e: {w.name}: no prediction: {e}", file=sys.stderr)
-    print(f"bench-e2e: {w.name}: {len(ratios)} pairs in {time.monotonic() - t0:.0f} s", file=sys.stderr)
+    short = f"; +-{pairs.reach((med, lo, hi)):.3f}, not +-{args.precision:g}" \
+        if args.precision and pairs.reach((med, lo, hi)) > args.precision else ""
+    print(f"bench-e2e: {w.name}: {len(ratios)} pairs in {time.monotonic() - t0:.0f} s{short}", file=sys.stderr)
     return row
 
 
@@ -359,7 +373,8 @@ def main(argv):
     kind.remove()
     print(f"bench-e2e on {cpu}, {libc_version()}, {os.cpu_count()} CPUs, load average "
           f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
-    print(f"{args.pairs} pairs per program, scale {args.scale:g}, seed {args.seed}; CPU time: programs "
+    until = f" (then until +-{args.precision:g}, at most {args.max_pairs})" if args.precision else ""
+    print(f"{args.pairs} pairs per program{until}, scale {args.scale:g}, seed {args.seed}; CPU time: programs "
           f"the suite runs: rusage user+sys; servers (pinned to CPU {ctx.server_cpu}, clients to CPU "
           f"{ctx.client_cpu}): {how}; predicted: {'uarch-bench mem --trace' if predictor else 'n/a (no --trace in this build)'}")
     if os.environ.get("UARCH_TUNABLES"):
@@ -394,13 +409,14 @@ def main(argv):
         shutil.rmtree(work, ignore_errors=True)
 
     print("ratio = median over the pairs of CPU time without / with (> 1: faster with uarch); 95% CI: "
-          f"bootstrap of the median ({RESAMPLES} resamples)"
+          f"bootstrap of the median ({pairs.RESAMPLES} resamples)"
           + "".join(f"; {r['program']}: CPU time per request" for r in rows if r["unit"] == "s/req"))
     csv_path, png = os.path.join(out, "e2e.csv"), os.path.join(out, "e2e.png")
     write_csv(csv_path, rows, cpu)
     with open(os.path.join(out, "e2e-pairs.csv"), "w", newline="") as f:
         csv.writer(f).writerows([["name", "pair", "first", "without", "with"]] + pair_rows)
-    why = write_plot(png, rows, cpu, args.pairs)
+    counts = sorted({r["pairs"] for r in rows if r["status"] == "ok"}) or [args.pairs]
+    why = write_plot(png, rows, cpu, f"{counts[0]}" + (f"-{counts[-1]}" if len(counts) > 1 else ""))
     print(f"{len(rows)} programs in {time.monotonic() - started:.0f} s; {csv_path}; "
           + (f"no plot: {why}" if why else png))
     return 1 if failed else 0

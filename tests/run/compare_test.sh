@@ -30,6 +30,9 @@ expect_error "--install with --compare" "$run" --compare --install -- true
 expect_error "--against without --tunables" "$run" --compare --against memcpy=generic -- true
 expect_error "--tune with --tunables" "$run" --tune --tunables memcpy=generic -- true
 expect_error "--profile without --install" "$run" --tune --profile x -- true
+expect_error "--precision 2" "$run" --compare --precision 2 -- true
+expect_error "--max-pairs without --precision" "$run" --compare --max-pairs 40 -- true
+expect_error "--max-pairs below --pairs" "$run" --compare --pairs 20 --precision 0.02 --max-pairs 10 -- true
 
 # A failing run stops the comparison with its status and command line.
 err=$("$run" --compare --pairs 5 -- sh -c 'echo broken >&2; exit 3' 2>&1 >/dev/null); rc=$?
@@ -58,6 +61,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 sys.exit(not (r["pairs"] == 10 and len(r["without_s"]) == len(r["with_s"]) == len(r["first"]) == 10 and r["cpu"] and r["libc"].startswith("glibc")))' "$tmp/hot.json"
 check "--csv: a header and 10 pairs" test "$(wc -l < "$tmp/pairs.csv")" -eq 11
+
+# --precision out of reach: 10 more pairs at a time, then --max-pairs stops it.
+"$run" --compare --pairs 6 --precision 0.000001 --max-pairs 16 --json -- "$copies" none 4096 > "$tmp/precise.json" \
+	|| { echo "FAIL --compare --precision"; fail=1; }
+check "--precision: runs to --max-pairs 16 ($(field "$tmp/precise.json" 'pairs'))" \
+	test "$(field "$tmp/precise.json" 'pairs')" = 16
 
 # A server started for each run, measured while its client runs.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

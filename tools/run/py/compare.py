@@ -44,6 +44,8 @@ def parse(argv):
     mode.add_argument("--compare", action="store_true")
     mode.add_argument("--tune", action="store_true")
     p.add_argument("--pairs", type=int, default=None)
+    p.add_argument("--precision", type=float, default=None)
+    p.add_argument("--max-pairs", type=int, default=None)
     p.add_argument("--tunables", default=None)
     p.add_argument("--against", default=None)
     p.add_argument("--json", action="store_true")
@@ -65,6 +67,13 @@ def parse(argv):
         a.pairs = 20 if a.compare else 10
     if a.pairs < 5:
         raise Usage(f"--pairs {a.pairs}: at least 5 (fewer give no interval worth the name)")
+    if a.precision is not None and not 0 < a.precision < 1:
+        raise Usage(f"--precision {a.precision:g}: not in (0, 1) (0.02 asks for +-2% of the median)")
+    if a.max_pairs is not None and a.precision is None:
+        raise Usage("--max-pairs bounds --precision: give both")
+    a.max_pairs = a.max_pairs or max(150, a.pairs)
+    if a.max_pairs < a.pairs:
+        raise Usage(f"--max-pairs {a.max_pairs} is below --pairs {a.pairs}")
     if (a.ready or a.port) and not a.client:
         raise Usage("--ready and --port wait for a server: give its --client")
     if a.client and not (a.ready or a.port):
@@ -169,25 +178,27 @@ def progress(text):
         sys.stderr.flush()
 
 
-def compare(w, npairs, seed, label=""):
+def compare(w, npairs, seed, label="", precision=None, most=None):
     """Paired runs of w: one warm-up each side, then npairs pairs in drawn
-    order. Returns a dict: median ratio without/with, interval, times."""
+    order (with precision: more, pairs.run). Returns a dict: median ratio
+    without/with, interval, times."""
     rng = random.Random(seed)
     for side in ("plain", "uarch"):
         w.run(side)
     plain, uarch, first = [], [], []
-    for i, order in enumerate(pairs.orders(npairs, rng)):
-        progress(f"{PROG}: {label}pair {i + 1}/{npairs}")
+
+    def run_pair(i, order):
+        progress(f"{PROG}: {label}pair {i + 1}" + ("" if precision else f"/{npairs}"))
         t = {side: w.run(side) for side in order}
         if min(t.values()) <= 0:
             raise RuntimeError(f"no CPU time measured in pair {i + 1} (a run too short to time?)")
         plain.append(t["plain"])
         uarch.append(t["uarch"])
         first.append("without" if order[0] == "plain" else "with")
+        return t["plain"], t["uarch"]
+    ratios, (med, lo, hi) = pairs.run(run_pair, npairs, rng, seed, precision=precision, most=most)
     progress("")
-    ratios = [p / u for p, u in zip(plain, uarch)]
-    med, lo, hi = pairs.median_ci(ratios, seed)
-    return dict(pairs=npairs, median_ratio=med, ci_low=lo, ci_high=hi, without_s=plain, with_s=uarch,
+    return dict(pairs=len(ratios), median_ratio=med, ci_low=lo, ci_high=hi, without_s=plain, with_s=uarch,
                 first=first, median_without_s=statistics.median(plain), median_with_s=statistics.median(uarch))
 
 
@@ -317,11 +328,12 @@ def tune(a, ctx_for, tools):
     why = dict(tried)
     for t, _ in tried:
         ctx = ctx_for(t, "")
-        r = compare(make(ctx, a), a.pairs, a.seed, label=f"{t}: ")
+        r = compare(make(ctx, a), a.pairs, a.seed, f"{t}: ", a.precision, a.max_pairs)
         rows.append((t, r))
         if r["ci_low"] > 1 and (best is None or r["median_ratio"] > best[1]["median_ratio"]):
             best = (t, r)
-    print(f"{PROG} --tune: {shlex.join(a.cmd)}: each setting against this CPU's defaults, {a.pairs} pairs")
+    print(f"{PROG} --tune: {shlex.join(a.cmd)}: each setting against this CPU's defaults, {a.pairs} pairs"
+          + (f", then until +-{a.precision:g}" if a.precision else ""))
     print(f"  {'setting':<28} {'ratio':>6}  {'95% interval':<16}  tried because")
     for t, r in rows:
         mark = "  <- kept" if best and t == best[0] else ""
@@ -396,7 +408,7 @@ def main(argv):
                 print(f"{PROG}: predicted ratio {prediction[0]:.3f}{share}; now measuring" if prediction else
                       f"{PROG}: predicted ratio after the measurement (the traced run's start and stop took as "
                       f"much CPU time as its work); now measuring", flush=True)
-        r = compare(w, a.pairs, a.seed)
+        r = compare(w, a.pairs, a.seed, "", a.precision, a.max_pairs)
         if replayed and not prediction:
             prediction = p.ratio(replayed, r["median_with_s"], w.unit)
         report(a, w, r, prediction, *cpu_and_libc(tools))
