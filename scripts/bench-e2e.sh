@@ -8,7 +8,7 @@
 # server pinned to one CPU and the client to another.
 #   scripts/bench-e2e.sh [BUILD_DIR] [--quick] [--pairs N] [--programs A,B]
 #                        [--precision P [--max-pairs N]] [--scale F] [--seed N]
-#                        [--out DIR] [--no-install] [--no-trace] [--list]
+#                        [--out DIR] [--no-install] [--no-trace] [--control] [--list]
 #   scripts/bench-e2e.sh --debian 12|13 [--out DIR] [the options above]
 # 30 pairs per program (one run without and one with, order drawn within
 # the pair; a server started again every 5 pairs); prints per program the
@@ -26,6 +26,8 @@
 # that release's programs and C library, with uarch built there; results
 # in --out (default build/e2e-debianN).
 # --quick: 3 programs, 5 pairs, a quarter of the work: checks that it runs.
+# --control: an empty library preloaded in place of uarch (built with cc),
+# into e2e-control.csv: how far this machine moves a ratio by itself.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs scripts/bench-e2e.sh --quick against BUILD_DIR and checks what it
 # prints, not speed: a line per program with its median ratio and a
-# [low, high] interval, low <= median <= high, and e2e.csv with the same rows.
+# [low, high] interval, low <= median <= high, and e2e.csv with the same rows;
+# then --control with --precision out of reach: e2e-control.csv, its
+# header line, and the pairs run to --max-pairs.
 # Exit 0: passed, 1: failed, 77: skipped (why, by name).
 #   scripts/e2e/smoke.sh BUILD_DIR
 set -uo pipefail
@@ -41,5 +43,26 @@ for program, name in want.items():
 for b in bad:
     print("FAIL: " + b)
 print(f"{len(want) - len(bad) if len(bad) <= len(want) else 0} of {len(want)} programs with a median and interval")
+sys.exit(1 if bad else 0)
+PY
+[ $? = 0 ] || exit 1
+"$root/scripts/bench-e2e.sh" "$build" --quick --control --programs zstd --precision 0.000001 --max-pairs 15 \
+  --no-install --out "$out/control" > "$out/control.stdout" 2> "$out/control.stderr" \
+  || { echo "FAIL: bench-e2e.sh --control exited $?: $(tail -1 "$out/control.stderr")"; exit 1; }
+/usr/bin/python3 - "$out/control" <<'PY'
+import csv, os, sys
+out = sys.argv[1]
+bad = []
+if "control: an empty library preloaded in place of uarch" not in open(out + ".stdout").read():
+    bad.append("--control: no line saying what was preloaded")
+if os.path.exists(f"{out}/e2e.csv"):
+    bad.append("--control wrote e2e.csv, where uarch's rows go")
+rows = list(csv.DictReader(open(f"{out}/e2e-control.csv"))) if os.path.exists(f"{out}/e2e-control.csv") else []
+if [(r["name"], r["status"], r["pairs"]) for r in rows] != [("zstd", "ok", "15")]:
+    bad.append(f"e2e-control.csv: {[(r['name'], r['status'], r['pairs']) for r in rows]}, not zstd ok with "
+               "the 15 pairs --max-pairs allows")
+for b in bad:
+    print("FAIL: " + b)
+print(f"--control, --precision: {'failed' if bad else 'ok'}")
 sys.exit(1 if bad else 0)
 PY

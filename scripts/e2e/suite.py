@@ -60,6 +60,9 @@ def parse_args(argv):
     p.add_argument("--out", metavar="DIR", help="where e2e.csv, e2e-pairs.csv, e2e.png go (default BUILD_DIR/e2e)")
     p.add_argument("--no-install", action="store_true", help="skip programs whose packages are missing")
     p.add_argument("--no-trace", action="store_true", help="leave the predicted column n/a")
+    p.add_argument("--control", action="store_true",
+                   help="preload an empty library in place of uarch: how far this machine moves a ratio "
+                        "by itself (e2e-control.csv, no prediction)")
     p.add_argument("--list", action="store_true", help="print the programs and exit")
     p.add_argument("--record-profiles", metavar="DIR",
                    help="measure nothing: record each program's run with uarch-prof into DIR/NAME.uprof")
@@ -203,7 +206,7 @@ def write_csv(path, rows, cpu):
                           num("without", "%.6g"), num("with", "%.6g"), r["unit"], r["status"]])
 
 
-def write_plot(path, rows, cpu, pairs):
+def write_plot(path, rows, cpu, pairs, lib):
     """Median ratio and its interval per program (gnuplot, PNG); why not, or None."""
     rows = [r for r in rows if r["status"] == "ok"]
     if not rows:
@@ -224,8 +227,8 @@ def write_plot(path, rows, cpu, pairs):
             return "'" + s.replace("'", "''").replace("\n", " ") + "'"
         script = f"""set terminal {term} size {max(700, 80 * len(rows) + 200)},550
 set output {q(path + '.tmp')}
-set title {q('CPU time without / with LD_PRELOAD=libuarch_preload.so')}."\\n".{q(f'{cpu}: median of {pairs} pairs, 95% CI')} noenhanced
-set ylabel 'ratio (> 1: faster with uarch)'
+set title {q(f'CPU time without / with {lib} preloaded')}."\\n".{q(f'{cpu}: median of {pairs} pairs, 95% CI')} noenhanced
+set ylabel 'ratio (> 1: faster with it)'
 set datafile missing '?'
 set xrange [-0.6:{len(rows) - 0.4}]
 set xtics rotate by -35 noenhanced
@@ -332,6 +335,22 @@ def preload_library(build):
     return None
 
 
+def empty_library(work):
+    """An empty shared library in work, built with the C compiler: the
+    control. Preloading it moves the programs' memory layout and load time
+    as uarch's does, and runs nothing."""
+    cc = next((c for c in ("cc", "gcc", "clang") if shutil.which(c)), None)
+    if not cc:
+        raise RuntimeError("--control builds an empty library: no C compiler (cc, gcc, clang) on PATH")
+    lib = os.path.join(work, "libempty_preload.so")
+    r = subprocess.run([cc, "-shared", "-fPIC", "-x", "c", "-o", lib, "-"], input="int uarch_empty_control;\n",
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"--control: {cc} failed: {(r.stderr.strip().splitlines() or ['no message'])[-1]}")
+    os.chmod(lib, 0o755)
+    return lib
+
+
 def main(argv):
     args = parse_args(argv)
     if args.list:
@@ -351,6 +370,13 @@ def main(argv):
 
     work = tempfile.mkdtemp(prefix="uarch-e2e.")
     os.chmod(work, 0o755)     # servers that run as their own user read their files here
+    if args.control:
+        try:
+            lib = empty_library(work)
+        except RuntimeError as e:
+            shutil.rmtree(work, ignore_errors=True)
+            print(f"bench-e2e: {e}", file=sys.stderr)
+            return 2
     ctx = Context(lib, args.scale, work)
     if args.record_profiles:
         return record_profiles(ctx, classes, os.path.join(build, "tools", "prof", "uarch-prof"),
@@ -362,7 +388,7 @@ def main(argv):
         signal.signal(s, on_signal)
 
     predictor = None
-    if not args.no_trace:
+    if not args.no_trace and not args.control:
         predictor = Predictor(os.path.join(build, "tools", "prof", "uarch-prof"),
                               os.path.join(build, "tools", "bench", "uarch-bench"), args.quick,
                               keep=os.path.join(out, "traces"))
@@ -377,6 +403,8 @@ def main(argv):
     print(f"{args.pairs} pairs per program{until}, scale {args.scale:g}, seed {args.seed}; CPU time: programs "
           f"the suite runs: rusage user+sys; servers (pinned to CPU {ctx.server_cpu}, clients to CPU "
           f"{ctx.client_cpu}): {how}; predicted: {'uarch-bench mem --trace' if predictor else 'n/a (no --trace in this build)'}")
+    if args.control:
+        print("control: an empty library preloaded in place of uarch; a ratio away from 1 is this machine's")
     if os.environ.get("UARCH_TUNABLES"):
         print(f"UARCH_TUNABLES={os.environ['UARCH_TUNABLES']} on the uarch side")
     print(HEAD, flush=True)
@@ -411,12 +439,14 @@ def main(argv):
     print("ratio = median over the pairs of CPU time without / with (> 1: faster with uarch); 95% CI: "
           f"bootstrap of the median ({pairs.RESAMPLES} resamples)"
           + "".join(f"; {r['program']}: CPU time per request" for r in rows if r["unit"] == "s/req"))
-    csv_path, png = os.path.join(out, "e2e.csv"), os.path.join(out, "e2e.png")
+    stem = os.path.join(out, "e2e-control" if args.control else "e2e")
+    csv_path, png = stem + ".csv", stem + ".png"
     write_csv(csv_path, rows, cpu)
-    with open(os.path.join(out, "e2e-pairs.csv"), "w", newline="") as f:
+    with open(stem + "-pairs.csv", "w", newline="") as f:
         csv.writer(f).writerows([["name", "pair", "first", "without", "with"]] + pair_rows)
     counts = sorted({r["pairs"] for r in rows if r["status"] == "ok"}) or [args.pairs]
-    why = write_plot(png, rows, cpu, f"{counts[0]}" + (f"-{counts[-1]}" if len(counts) > 1 else ""))
+    why = write_plot(png, rows, cpu, f"{counts[0]}" + (f"-{counts[-1]}" if len(counts) > 1 else ""),
+                     "an empty library" if args.control else "libuarch_preload.so")
     print(f"{len(rows)} programs in {time.monotonic() - started:.0f} s; {csv_path}; "
           + (f"no plot: {why}" if why else png))
     return 1 if failed else 0
