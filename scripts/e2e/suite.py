@@ -399,10 +399,12 @@ def main(argv):
     kind.remove()
     print(f"bench-e2e on {cpu}, {libc_version()}, {os.cpu_count()} CPUs, load average "
           f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
+    why_no_prediction = "uarch-bench mem --trace" if predictor else "n/a (--control)" if args.control else \
+        "n/a (--no-trace)" if args.no_trace else "n/a (no --trace in this build)"
     until = f" (then until +-{args.precision:g}, at most {args.max_pairs})" if args.precision else ""
     print(f"{args.pairs} pairs per program{until}, scale {args.scale:g}, seed {args.seed}; CPU time: programs "
           f"the suite runs: rusage user+sys; servers (pinned to CPU {ctx.server_cpu}, clients to CPU "
-          f"{ctx.client_cpu}): {how}; predicted: {'uarch-bench mem --trace' if predictor else 'n/a (no --trace in this build)'}")
+          f"{ctx.client_cpu}): {how}; predicted: {why_no_prediction}")
     if args.control:
         print("control: an empty library preloaded in place of uarch; a ratio away from 1 is this machine's")
     if os.environ.get("UARCH_TUNABLES"):
@@ -436,7 +438,8 @@ def main(argv):
             w.halt(inst)
         shutil.rmtree(work, ignore_errors=True)
 
-    print("ratio = median over the pairs of CPU time without / with (> 1: faster with uarch); 95% CI: "
+    print(f"ratio = median over the pairs of CPU time without / with (> 1: faster with "
+          f"{'the empty library' if args.control else 'uarch'}); 95% CI: "
           f"bootstrap of the median ({pairs.RESAMPLES} resamples)"
           + "".join(f"; {r['program']}: CPU time per request" for r in rows if r["unit"] == "s/req"))
     stem = os.path.join(out, "e2e-control" if args.control else "e2e")
