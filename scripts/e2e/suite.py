@@ -9,6 +9,9 @@ A pair's ratio is the CPU time without / with (> 1: faster with uarch); each
 program gets the median ratio and a bootstrap 95% confidence interval of that
 median (the pairs' ratios resampled 2000 times, fixed seed). A server is
 started again every 5 pairs, and its interval resamples those blocks of 5.
+--precision adds pairs until the interval is as narrow as asked
+(tools/run/py/pairs.py); --control preloads an empty library in place of
+uarch, which shows how far the machine alone moves a ratio.
 """
 import argparse
 import csv
