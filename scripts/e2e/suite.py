@@ -72,10 +72,6 @@ def parse_args(argv):
     a = p.parse_args(argv)
     if a.pairs is not None and a.pairs < 3:
         p.error("--pairs must be at least 3")
-    if a.precision is not None and not 0 < a.precision < 1:
-        p.error("--precision must be in (0, 1): 0.02 asks for an interval within +-2% of the median")
-    if a.max_pairs is not None and a.precision is None:
-        p.error("--max-pairs bounds --precision: give both")
     if a.scale is not None and not 0 < a.scale <= 100:
         p.error("--scale must be in (0, 100]")
     names = a.programs.split(",") if a.programs else (programs.QUICK if a.quick else list(BY_NAME))
@@ -85,9 +81,9 @@ def parse_args(argv):
     a.names = names
     a.pairs = a.pairs or (5 if a.quick else 30)
     a.scale = a.scale or (0.25 if a.quick else 1.0)
-    a.max_pairs = a.max_pairs or max(150, a.pairs)
-    if a.max_pairs < a.pairs:
-        p.error(f"--max-pairs {a.max_pairs} is below --pairs {a.pairs}")
+    why, a.max_pairs = pairs.bad_precision(a.precision, a.max_pairs, a.pairs)
+    if why:
+        p.error(why)
     return a
 
 
@@ -286,8 +282,8 @@ def measure_one(w, args, predictor, rng, pair_rows):
             row["predicted_ratio"], row["share"] = predictor.predict(w, row["with"])
         except (OSError, RuntimeError, subprocess.SubprocessError) as e:
             print(f"bench-e2e: {w.name}: no prediction: {e}", file=sys.stderr)
-    short = f"; +-{pairs.reach((med, lo, hi)):.3f}, not +-{args.precision:g}" \
-        if args.precision and pairs.reach((med, lo, hi)) > args.precision else ""
+    reach = pairs.reach((med, lo, hi))
+    short = f"; +-{reach:.3f}, not +-{args.precision:g}" if args.precision and reach > args.precision else ""
     print(f"bench-e2e: {w.name}: {len(ratios)} pairs in {time.monotonic() - t0:.0f} s{short}", file=sys.stderr)
     return row
 

@@ -67,13 +67,9 @@ def parse(argv):
         a.pairs = 20 if a.compare else 10
     if a.pairs < 5:
         raise Usage(f"--pairs {a.pairs}: at least 5 (fewer give no interval worth the name)")
-    if a.precision is not None and not 0 < a.precision < 1:
-        raise Usage(f"--precision {a.precision:g}: not in (0, 1) (0.02 asks for +-2% of the median)")
-    if a.max_pairs is not None and a.precision is None:
-        raise Usage("--max-pairs bounds --precision: give both")
-    a.max_pairs = a.max_pairs or max(150, a.pairs)
-    if a.max_pairs < a.pairs:
-        raise Usage(f"--max-pairs {a.max_pairs} is below --pairs {a.pairs}")
+    why, a.max_pairs = pairs.bad_precision(a.precision, a.max_pairs, a.pairs)
+    if why:
+        raise Usage(why)
     if (a.ready or a.port) and not a.client:
         raise Usage("--ready and --port wait for a server: give its --client")
     if a.client and not (a.ready or a.port):

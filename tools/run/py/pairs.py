@@ -39,6 +39,19 @@ def orders(pairs, rng):
     return o
 
 
+def bad_precision(precision, most, first):
+    """Why --precision P / --max-pairs N (None: not given) with --pairs
+    first cannot run, or None; and the cap to use (most, else 150)."""
+    if precision is not None and not 0 < precision < 1:
+        return f"--precision {precision:g}: not in (0, 1) (0.02 asks for +-2% of the median)", None
+    if most is not None and precision is None:
+        return "--max-pairs bounds --precision: give both", None
+    most = most or max(150, first)
+    if most < first:
+        return f"--max-pairs {most} is below --pairs {first}", None
+    return None, most
+
+
 def run(run_pair, first, rng, seed, block=1, precision=None, most=None):
     """Runs `first` pairs; then, if precision is given, STEP more at a time
     while the interval reaches farther than precision from the median (or
